@@ -1,0 +1,156 @@
+"""Run one program eager (twice), compiled and in float64, and hand the outputs to the oracle.
+
+This is the code a worker process executes; ``workers`` wraps it in isolated processes. A ``Task`` is
+plain data (the rendered source, the graph dict, input tensors), so it crosses a pipe as
+``torch.save`` bytes and is read back with ``weights_only=True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from fuzzer import oracle, render
+from fuzzer.ir import Graph
+from fuzzer.oracle import Verdict
+
+BUILTIN_BACKENDS = ("inductor", "aot_eager", "eager")
+
+
+@dataclass
+class Task:
+    """One compiled program and the input draws to test it on."""
+
+    graph: dict
+    draws: list[dict[str, torch.Tensor]]
+    magnitudes: list[str] = field(default_factory=list)
+    device: str = "cpu"
+    backend: str = "inductor"
+    config: dict = field(default_factory=dict)  # torch._inductor.config overrides
+    keep_outputs: bool = False  # return the tensors too (replay tables, minimizer, drafts)
+
+    def to_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        torch.save(asdict(self), buf)
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Task:
+        return cls(**torch.load(io.BytesIO(data), weights_only=True))
+
+
+def resolve_backend(name: str) -> str | Callable:
+    """A torch.compile backend: a built-in name, or ``module:attr`` (test doubles, custom ones)."""
+    if name in BUILTIN_BACKENDS:
+        return name
+    module, _, attr = name.partition(":")
+    if not attr:
+        raise ValueError(f"unknown backend {name!r}: use {', '.join(BUILTIN_BACKENDS)} "
+                         "or module:function")
+    return getattr(importlib.import_module(module), attr)
+
+
+def upcast(t: torch.Tensor) -> torch.Tensor:
+    return t.double() if t.is_floating_point() else t
+
+
+@dataclass
+class Programs:
+    """The rendered model and its eager-only trace twin, loaded once per task."""
+
+    graph: Graph
+    source: str
+    model: Callable
+    trace: Callable
+
+    @classmethod
+    def build(cls, graph: Graph) -> Programs:
+        source = render.render_model(graph)
+        return cls(graph, source, render.load(source, "model"),
+                   render.load(render.render_trace(graph), "trace"))
+
+    def boundary_ulps(self, values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
+        """Per output: float64 distance (ulps) of each element from its head's discontinuity."""
+        from fuzzer import ops
+
+        result = []
+        for out in self.graph.outputs:
+            node = self.graph.node(out)
+            spec = ops.REGISTRY.get(node["op"])
+            if spec is None or not spec.discrete:
+                result.append(None)
+                continue
+            head_inputs = [values[i] for i in node["inputs"]]
+            working = ops.torch_dtype(self.graph.node(node["inputs"][0])["dtype"])
+            result.append(spec.boundary(head_inputs, node["attrs"], working).cpu())
+        return result
+
+
+def compile_model(model: Callable, backend: str) -> Callable:
+    return torch.compile(model, backend=resolve_backend(backend), fullgraph=True, dynamic=False)
+
+
+def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
+    """fallback_random as the pt2 template asks, plus the task's knobs."""
+    import torch._inductor.config as config
+
+    return config.patch({"fallback_random": True, **overrides})
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Judge every draw; return the most severe verdict (and outputs when asked)."""
+    graph = Graph.from_dict(task.graph)
+    programs = Programs.build(graph)
+    torch._dynamo.reset()
+    compiled = compile_model(programs.model, task.backend)
+    verdicts, kept = [], []
+    for i, inputs in enumerate(task.draws):
+        args = [inputs[str(n)].to(task.device) for n in graph.input_ids()]
+        verdict, outputs = run_draw(programs, compiled, args, task.config)
+        verdict.draw = i
+        verdict.magnitude = task.magnitudes[i] if i < len(task.magnitudes) else None
+        verdicts.append(verdict)
+        kept.append(outputs)
+    worst = oracle.most_severe(verdicts)
+    result: dict[str, Any] = {"verdict": worst.to_dict()}
+    if task.keep_outputs and worst.draw is not None:
+        result["outputs"] = kept[worst.draw]
+    return result
+
+
+def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
+             config: dict) -> tuple[Verdict, dict]:
+    try:
+        eager = list(programs.model(*args))
+        again = list(programs.model(*args))
+    except Exception as err:  # a generator bug, not a compiler bug: never a finding
+        return Verdict("skip", message=f"eager failed: {type(err).__name__}: {err}"), {}
+    if not oracle.bitwise_equal(eager, again):
+        return Verdict("skip", message="eager is nondeterministic on this input"), {}
+    try:
+        with inductor_config(config):
+            out = compiled(*args)
+        out = list(out) if isinstance(out, (tuple, list)) else [out]
+    except Exception as err:
+        return Verdict("crash", message=_error_line(err)), {"eager": eager}
+    values = programs.trace(*[upcast(a) for a in args])
+    ref = [values[o] for o in programs.graph.outputs]
+    verdict = oracle.judge(eager, out, ref, programs.boundary_ulps(values), programs.graph.outputs)
+    outputs = {"eager": [t.cpu() for t in eager], "compiled": [t.cpu() for t in out],
+               "fp64": [t.cpu() for t in ref]}
+    return verdict, outputs
+
+
+def _error_line(err: BaseException) -> str:
+    """The exception's type and first meaningful line: what a crash signature keys on."""
+    lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    tb = traceback.extract_tb(err.__traceback__)
+    where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+    return f"{type(err).__name__}: {first[:300]}{where}"
