@@ -1,0 +1,130 @@
+"""Fake compiled backends that plant known divergences, so oracle, workers and minimizer are tested
+without depending on real Inductor bugs. Each is a torch.compile backend named on the command line
+or in a Task as ``tests.fakes:<name>``; they run in worker processes, so they must be importable.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import signal
+import time
+
+import torch
+import torch.fx
+
+
+def _rewrite(gm: torch.fx.GraphModule, target, replacement) -> torch.fx.GraphModule:
+    """Swap every call of ``target`` in Dynamo's torch-level graph for ``replacement``."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is target:
+            node.target = replacement
+    gm.recompile()
+    return gm
+
+
+def _map_outputs(gm: torch.fx.GraphModule, change):
+    def run(*args):
+        outs = gm(*args)
+        seq = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        seq = change(seq)
+        return type(outs)(seq) if isinstance(outs, (tuple, list)) else seq[0]
+
+    return run
+
+
+def uint8_plus_one(gm, example_inputs):
+    """The first uint8 output gets +1 on its first element."""
+
+    def change(outs):
+        for i, out in enumerate(outs):
+            if out.dtype == torch.uint8:
+                out = out.clone()
+                out.view(-1)[0] += 1
+                outs[i] = out
+                break
+        return outs
+
+    return _map_outputs(gm, change)
+
+
+def inject_inf(gm, example_inputs):
+    """The first float output's first element becomes inf."""
+
+    def change(outs):
+        for i, out in enumerate(outs):
+            if out.is_floating_point():
+                out = out.clone()
+                out.view(-1)[0] = math.inf
+                outs[i] = out
+                break
+        return outs
+
+    return _map_outputs(gm, change)
+
+
+def _erf_one_ulp_up(x):
+    out = torch.erf(x)
+    return torch.nextafter(out, torch.full_like(out, math.inf))
+
+
+def erf_ulp(gm, example_inputs):
+    """torch.erf returns one ulp too high: downstream discrete heads flip near their boundaries."""
+    return _rewrite(gm, torch.erf, _erf_one_ulp_up)
+
+
+def _exp_overflowing(x):
+    return torch.where(x > 1.0, torch.full_like(x, math.inf), torch.exp(x))
+
+
+def exp_overflow(gm, example_inputs):
+    """torch.exp overflows to inf for inputs above 1, where eager is finite."""
+    return _rewrite(gm, torch.exp, _exp_overflowing)
+
+
+def more_accurate(gm, example_inputs):
+    """Computes in float64 and rounds once at the end: closer to float64 than eager, not a bug."""
+
+    def run(*args):
+        wide = [a.double() if a.is_floating_point() else a for a in args]
+        outs = gm(*wide)
+        seq = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        narrow = [o.to(a.dtype) for o, a in zip(seq, _dtypes_like(seq, args))]
+        return type(outs)(narrow) if isinstance(outs, (tuple, list)) else narrow[0]
+
+    return run
+
+
+def _dtypes_like(outs, args):
+    float_dtype = next((a.dtype for a in args if a.is_floating_point()), torch.float32)
+    return [torch.empty(0, dtype=o.dtype if not o.is_floating_point() else float_dtype)
+            for o in outs]
+
+
+def segfault(gm, example_inputs):
+    def run(*args):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    return run
+
+
+def hang(gm, example_inputs):
+    def run(*args):
+        time.sleep(3600)
+
+    return run
+
+
+def raises(gm, example_inputs):
+    raise RuntimeError("planted compiler failure")
+
+
+def flaky(gm, example_inputs):
+    """Diverges (uint8 +1) on about half of the calls: a nondeterministic compiled result."""
+    planted = uint8_plus_one(gm, example_inputs)
+
+    def run(*args):
+        return planted(*args) if random.random() < 0.5 else gm(*args)
+
+    return run
