@@ -13,9 +13,9 @@ import queue
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from fuzzer import grammar, inputs
 from fuzzer.case import Case
@@ -138,7 +138,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     summary = Summary()
     start = time.monotonic()
     indices = state.next_indices()
-    issued = 0
+    issued = len(state.done)  # --resume: --cases counts the whole campaign, not this run
     lock = threading.Lock()
     results: queue.Queue = queue.Queue()
 

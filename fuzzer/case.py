@@ -1,6 +1,7 @@
 """Case files: one program, one set of inputs, and what was seen, in a versioned ``.pt`` schema.
 
-Written atomically (temp file, fsync, rename) the moment a finding is seen, so a campaign killed with
+Written atomically (temp file, fsync, rename) the moment a finding is seen, so a campaign killed
+with
 SIGKILL loses nothing it already reported. Read with ``torch.load(weights_only=True)`` and then
 validated field by field: a truncated, corrupt, wrong-version or hostile file raises ``CaseError``
 with one line of explanation and never executes anything.
@@ -154,7 +155,7 @@ class Case:
                        origin=dict(data.get("origin") or {}))
         except ops.InvalidGraph as err:
             raise CaseError(f"invalid graph: {err}") from None
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise CaseError(f"malformed case: {type(err).__name__}: {err}") from None
 
 

@@ -11,8 +11,9 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -172,8 +173,14 @@ class CampaignReport:
     def _run_rich(self, run_campaign: Callable) -> Any:
         from collections import Counter
 
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         s = self.settings
         counts: Counter = Counter()
@@ -279,16 +286,96 @@ def corpus_list(directory: Path, as_json: bool) -> None:
     Console(width=140).print(table)
 
 
-def register(module_name: str) -> None:
-    """Later stages (minimize, triage, nightly, findings) add their commands here."""
-    import importlib
-
-    importlib.import_module(module_name).register(main)
+# ------------------------------------------------------------------ minimize
 
 
-for _stage in ("fuzzer.minimize_cli", "fuzzer.triage_cli"):
+@main.command()
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory (default reports/min/<case id>/).")
+@click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="The case must reproduce k/k before and after.")
+@click.option("--max-calls", type=click.IntRange(min=1), default=400, show_default=True)
+@click.option("--time", "duration", help="Wall-time budget (e.g. 10m).")
+@click.option("--corpus", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("corpus"), show_default=True, help="Where slips are saved.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="For model files: seed before building the model and drawing inputs.")
+@click.option("--timeout", type=float, default=300, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@friendly
+def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: str | None,
+             corpus: Path, seed: int, timeout: float, as_json: bool) -> None:
+    """Shrink a divergence to a minimal case.pt + standalone repro.py."""
+    from fuzzer.minimize import minimize as shrink
+    from fuzzer.replay import load_target
+    from fuzzer.repro import write_repro
+    from fuzzer.workers import Runner
+
+    seconds = parse_duration(duration)
+    case = load_target(target, seed)
+    runner = Runner(case.device, timeout=timeout, warmup=case.backend == "inductor")
+    log_lines: list[str] = []
+
+    def progress(text: str) -> None:
+        line = f"{time.strftime('%H:%M:%S')} {text}"
+        log_lines.append(line)
+        if not as_json:
+            click.echo(line, err=True)
+
     try:
-        register(_stage)
-    except ModuleNotFoundError as _err:
-        if _err.name != _stage:
-            raise
+        if target.suffix == ".py":
+            case = _captured_divergence(target, seed, runner, progress)
+        out = out or Path("reports") / "min" / case.digest()[:12]
+        result = shrink(case, runner, k=k, max_calls=max_calls, seconds=seconds,
+                        corpus=corpus, progress=progress)
+    finally:
+        runner.close()
+    out.mkdir(parents=True, exist_ok=True)
+    result.case.save(out / "case.pt")
+    repro = write_repro(result.case, out)
+    rows = result.table()
+    log_lines += [f"{what}: {before} -> {after}" if before else f"{what}: {after}"
+                  for what, before, after in rows]
+    (out / "minimize.log").write_text("\n".join(log_lines) + "\n")
+    if as_json:
+        click.echo(json.dumps({"case": str(out / "case.pt"), "repro": str(repro),
+                               "verdict": result.case.verdict.to_dict(),
+                               **{what: after for what, _, after in rows}}, indent=2))
+    else:
+        _minimize_table(result, out, repro)
+    sys.exit(0)
+
+
+def _captured_divergence(path: Path, seed: int, runner: Any, progress: Callable) -> Any:
+    """A model file's case, after checking it diverges the way the file itself does."""
+    from fuzzer.capture import verify_capture
+
+    check = verify_capture(path, seed, runner)
+    progress(check.message)
+    if not check.reproduces:
+        raise UserError(check.message)
+    return check.case
+
+
+def _minimize_table(result: Any, out: Path, repro: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"minimized: {result.case.verdict.summary()}")
+    for col in ("", "before", "after"):
+        table.add_column(col)
+    for row in result.table():
+        table.add_row(*row)
+    console = Console(width=120)
+    console.print(table)
+    console.print(f"wrote {out / 'case.pt'}, {repro}, {out / 'minimize.log'}")
+    console.print(f"run it: python {repro}")
+
+
+try:  # TEMPORARY until triage_cli lands
+    from fuzzer import triage_cli  # noqa: E402  (its commands: triage, nightly, findings)
+
+    triage_cli.register(main)
+except ImportError:
+    pass

@@ -1,8 +1,10 @@
 """Op grammars: random small vision and attention models, hazard motifs, and encoding heads.
 
-A grammar is a function that grows a ``Graph`` through a ``Builder`` from a seeded ``random.Random``.
+A grammar is a function that grows a ``Graph`` through a ``Builder`` from a seeded
+``random.Random``.
 Bodies (vision, attention) produce a float value; hazard motifs from the field notes (a product
-computed twice and subtracted, a value recomputed in two consumers, division feeding floor) are woven
+computed twice and subtracted, a value recomputed in two consumers, division feeding floor) are
+woven
 in between blocks; heads turn values into outputs, several per model.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Callable
+from collections.abc import Callable
 
 from fuzzer import ops
 from fuzzer.ir import Graph

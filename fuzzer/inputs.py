@@ -2,7 +2,8 @@
 
 Weights (every non-activation input) are drawn once per case; activations are drawn again for each
 of several draws, because one compile serves many inputs and compile time dominates. Each draw has a
-magnitude class: unit normal, large, tiny, or values sitting on the heads' discontinuities (powers of
+magnitude class: unit normal, large, tiny, or values sitting on the heads' discontinuities (powers
+of
 two for E8M0, half-integers for rounding) where one ulp decides the answer.
 """
 

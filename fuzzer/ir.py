@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -58,7 +59,7 @@ class Graph:
         node["dtype"] = spec.dtype_rule(dtypes, node["attrs"])
 
     def infer(self) -> None:
-        """Re-derive every shape and dtype from the inputs; raises InvalidGraph if any rule fails."""
+        """Re-derive every shape and dtype from the inputs; InvalidGraph if any rule fails."""
         for node_id in self.order():
             self._infer_node(node_id)
 
@@ -159,26 +160,30 @@ class Graph:
             graph = cls()
             for raw in data["nodes"]:
                 node_id = int(raw["id"])
+                if node_id in graph.g:
+                    raise ops.InvalidGraph(f"node {node_id} is defined twice")
                 attrs = _tuples(dict(raw["attrs"]))
-                graph.g.add_node(node_id, op=str(raw["op"]), attrs=attrs,
-                                 inputs=[int(i) for i in raw["inputs"]],
+                srcs = [int(i) for i in raw["inputs"]]
+                for src in srcs:  # only earlier nodes: no self-reads, no cycles
+                    if src not in graph.g:
+                        raise ops.InvalidGraph(f"node {node_id} reads unknown node {src}")
+                graph.g.add_node(node_id, op=str(raw["op"]), attrs=attrs, inputs=srcs,
                                  shape=tuple(int(s) for s in raw["shape"]),
                                  dtype=str(raw["dtype"]))
-                for src in raw["inputs"]:
-                    if int(src) not in graph.g:
-                        raise ops.InvalidGraph(f"node {node_id} reads unknown node {src}")
-                    graph.g.add_edge(int(src), node_id)
+                for src in srcs:
+                    graph.g.add_edge(src, node_id)
                 graph._next_id = max(graph._next_id, node_id + 1)
             graph.outputs = [int(o) for o in data["outputs"]]
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            if not graph.outputs or any(o not in graph.g for o in graph.outputs):
+                raise ops.InvalidGraph("graph has no valid outputs")
+            for node_id in graph.input_ids():
+                ops.torch_dtype(graph.node(node_id)["dtype"])
+            graph.infer()  # shape rules read attrs: a missing or mistyped one is malformed too
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                ArithmeticError) as err:
             if isinstance(err, ops.InvalidGraph):
                 raise
             raise ops.InvalidGraph(f"malformed graph: {err!r}") from None
-        if not graph.outputs or any(o not in graph.g for o in graph.outputs):
-            raise ops.InvalidGraph("graph has no valid outputs")
-        for node_id in graph.input_ids():
-            ops.torch_dtype(graph.node(node_id)["dtype"])
-        graph.infer()
         return graph
 
     def digest(self) -> str:

@@ -1,6 +1,7 @@
 """The op registry: every op a graph may hold, with its arity, shape rule, dtype rule and source.
 
-One table (``REGISTRY``) in the NNSmith style. The grammar draws from it, the IR checks graphs against
+One table (``REGISTRY``) in the NNSmith style. The grammar draws from it, the IR checks graphs
+against
 it, the renderer turns nodes into Python through each spec's template, and the oracle asks discrete
 heads how far a float64 value sits from their discontinuity. Nothing else knows what an op means.
 """
@@ -8,8 +9,9 @@ heads how far a float64 value sits from their discontinuity. Nothing else knows 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -220,8 +222,9 @@ def float_in(out: str) -> Callable[[list[str], dict], str]:
 
 
 # ---------------------------------------------------------------- boundary distances
-# Each returns, per output element, how far the float64 value feeding the discontinuity lies from it,
-# in ulps of the working dtype: a flip 1 ulp from a boundary is weaker evidence than one 1000 ulps away.
+# Each returns, per output element, how far the float64 value feeding the discontinuity lies from
+# it, in ulps of the working dtype: a flip 1 ulp from a boundary is weaker evidence than one 1000
+# ulps away.
 
 
 def ulp(value: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

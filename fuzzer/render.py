@@ -8,7 +8,7 @@ eagerly (float64 reference, eager values for the minimizer), where returning mor
 from __future__ import annotations
 
 import linecache
-from typing import Callable
+from collections.abc import Callable
 
 from fuzzer import ops
 from fuzzer.ir import Graph

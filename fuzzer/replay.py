@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-
 from fuzzer.case import Case, CaseError
 from fuzzer.oracle import Verdict
 from fuzzer.runner import Task

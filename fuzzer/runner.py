@@ -1,6 +1,7 @@
 """Run one program eager (twice), compiled and in float64, and hand the outputs to the oracle.
 
-This is the code a worker process executes; ``workers`` wraps it in isolated processes. A ``Task`` is
+This is the code a worker process executes; ``workers`` wraps it in isolated processes. A ``Task``
+is
 plain data (the rendered source, the graph dict, input tensors), so it crosses a pipe as
 ``torch.save`` bytes and is read back with ``weights_only=True``.
 """
@@ -11,8 +12,9 @@ import contextlib
 import importlib
 import io
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -151,6 +153,8 @@ def _error_line(err: BaseException) -> str:
     """The exception's type and first meaningful line: what a crash signature keys on."""
     lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
     first = lines[0] if lines else ""
+    if first.endswith(":") and len(lines) > 1:  # "backend='inductor' raised:" names no error
+        first = f"{first} {lines[1].strip()}"
     tb = traceback.extract_tb(err.__traceback__)
     where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
     return f"{type(err).__name__}: {first[:300]}{where}"

@@ -122,7 +122,7 @@ class Worker:
 
 
 class Runner:
-    """Runs tasks on one worker, replacing it whenever it is lost. The unit campaigns are made of."""
+    """Runs tasks on one worker, replacing it whenever it is lost: what campaigns are made of."""
 
     def __init__(self, device: str = "cpu", threads: int = 1, timeout: float = 300,
                  env: dict[str, str] | None = None, gpu: int | None = None,
@@ -138,7 +138,6 @@ class Runner:
 
     def run(self, task: Any) -> dict:
         """Run a runner.Task; a lost worker becomes a crash/timeout verdict and a fresh worker."""
-        from fuzzer.runner import Task
 
         self.start()
         try:
