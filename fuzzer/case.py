@@ -103,7 +103,10 @@ class Case:
         buf = io.BytesIO()
         torch.save(self.to_dict(), buf)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        umask = os.umask(0)
+        os.umask(umask)
         try:
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a corpus is meant to be shared
             with os.fdopen(fd, "wb") as f:
                 f.write(buf.getvalue())
                 f.flush()

@@ -1,4 +1,4 @@
-"""The minimizer: shrink a diverging case to the smallest graph and inputs that diverge the same way.
+"""The minimizer: shrink a diverging case to the smallest graph and inputs that diverge alike.
 
 Every candidate goes through one chokepoint, ``Shrinker.test``, which caches verdicts by the case's
 canonical hash and enforces the budget. A candidate is interesting only if it shows the same kind of
