@@ -373,9 +373,6 @@ def _minimize_table(result: Any, out: Path, repro: Path) -> None:
     console.print(f"run it: python {repro}")
 
 
-try:  # TEMPORARY until triage_cli lands
-    from fuzzer import triage_cli  # noqa: E402  (its commands: triage, nightly, findings)
+from fuzzer import triage_cli  # noqa: E402  (its commands: triage, nightly, findings)
 
-    triage_cli.register(main)
-except ImportError:
-    pass
+triage_cli.register(main)

@@ -19,6 +19,10 @@ SEVERITY = ("nonfinite", "int-flip", "crash", "timeout", "accuracy", "eager-nonf
 NOT_FINDINGS = ("ok", "skip")
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "bfloat16": 1e-2, "float16": 1e-2}
 MAX_ELEMENTS = 8  # differing elements recorded per output
+# A flip is strong evidence when float64 sides with eager on an element at least this many ulps
+# (of the working dtype) from the discontinuity, or when the discrete values differ by more than
+# one step, which no single boundary crossing explains. Anything else may be rounding noise.
+STRONG_ULPS = 4.0
 
 
 @dataclass
@@ -64,7 +68,8 @@ class Verdict:
         out = self.outputs[self.output]
         d = out.details
         if self.kind == "int-flip":
-            return (f"int-flip in output {self.output} ({out.dtype}): {d['count']}/{d['total']} "
+            return (f"int-flip ({d.get('evidence', '?')} evidence) in output {self.output} "
+                    f"({out.dtype}): {d['count']}/{d['total']} "
                     f"elements differ, max |diff| {d['max_abs_diff']}, "
                     f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
                     f"{d['fp64_agrees']['compiled']}; {d.get('min_ulps')}..{d.get('max_ulps')} "
@@ -127,6 +132,7 @@ def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tenso
     if u is not None:
         details["min_ulps"] = round(float(u.min()), 3)
         details["max_ulps"] = round(float(u.max()), 3)
+    details["evidence"] = _evidence(e, c, r, u, details["max_abs_diff"])
     elements = []
     for j in range(min(len(flat), MAX_ELEMENTS)):
         elements.append({
@@ -139,6 +145,16 @@ def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tenso
         details["reason"] = "compiled matches float64 on every differing element"
         return "ok", details
     return "int-flip", details
+
+
+def _evidence(e: torch.Tensor, c: torch.Tensor, r: torch.Tensor, u: torch.Tensor | None,
+              max_abs_diff: int) -> str:
+    """'strong' or 'weak': how much a person should trust this flip (see STRONG_ULPS)."""
+    if max_abs_diff > 1 and e.dtype != torch.bool:
+        return "strong"
+    eager_side = (r == e) & (r != c)
+    far = eager_side if u is None else eager_side & (u >= STRONG_ULPS)
+    return "strong" if bool(far.any()) else "weak"
 
 
 def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,

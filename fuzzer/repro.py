@@ -133,9 +133,10 @@ def repro_source(case: Case, out_dir: Path) -> str:
         "`python -m torch._inductor.compiler_bisector run python repro.py`.\n"
         '"""\n'
     )
-    imports = "import os\nimport sys\n\n" if "os.path" in inputs_src else "import sys\n\n"
+    imports = "import os\nimport sys\n\n"
     check = CHECKS.get(kind, CHECKS["int-flip"])
-    backend = repr(case.backend)
+    # compiler_bisector run sets TORCH_COMPILE_BACKEND to move between backends.
+    backend = f"os.environ.get('TORCH_COMPILE_BACKEND', {case.backend!r})"
     if ":" in case.backend:  # a custom backend (test doubles): import it by name
         module, _, attr = case.backend.partition(":")
         imports += f"from {module} import {attr} as BACKEND\n\n"

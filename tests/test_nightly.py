@@ -1,0 +1,202 @@
+"""Fix verification (recheck) on planted bugs whose 'new build' lacks them, the findings command,
+and a short real nightly on the CPU: a draft the first night, none again the second."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from fuzzer.cli import main
+from fuzzer.nightly import NightSettings, finding_for, recheck, run_night
+from fuzzer.store import Store
+from fuzzer.triage import RunnerPool
+from fuzzer.workers import Runner
+from tests import triage_fakes as tf
+
+ROOT = Path(__file__).resolve().parent.parent
+BUGGY = {
+    "fixed": "tests.triage_fakes:plant_unless_env",
+    "still": "tests.fakes:uint8_plus_one",
+    "flaky": "tests.triage_fakes:plant_alternating",
+    "crashes": "tests.triage_fakes:plant_or_raise",
+}
+
+
+def record(store: Store, case, reports: Path) -> str:
+    finding = finding_for(case, None, (1, 1))
+    path = case.save(reports / "findings" / finding.signature / "case.pt")
+    finding.case_path = str(path)
+    store.record(finding)
+    return finding.signature
+
+
+@pytest.fixture(scope="module")
+def recorded(fake_runner, tmp_path_factory):
+    """Four planted findings, each judged (diverging) by the buggy build, stored."""
+    reports = tmp_path_factory.mktemp("reports")
+    with Store.in_reports(reports) as store:
+        sigs = {name: record(store, tf.planted_case(backend, fake_runner), reports)
+                for name, backend in BUGGY.items()}
+    assert len(set(sigs.values())) == len(sigs)
+    return reports, sigs
+
+
+def statuses(reports: Path) -> dict[str, tuple]:
+    with Store.in_reports(reports) as store:
+        return {f.signature: (f.status, f.reliability, f.fixed_in) for f in store.findings()}
+
+
+def test_recheck_on_the_buggy_build_keeps_them_open(recorded, fake_runner):
+    reports, sigs = recorded
+    with Store.in_reports(reports) as store:
+        results = recheck(store, RunnerPool({"cpu": fake_runner}, warmup=False), k=3)
+    got = statuses(reports)
+    assert {r.signature for r in results} == set(sigs.values())
+    for name in ("fixed", "still", "crashes"):
+        assert got[sigs[name]] == ("open", (3, 3), None)
+    assert got[sigs["flaky"]][0] == "flaky" and got[sigs["flaky"]][1][0] in (1, 2)
+
+
+def test_recheck_on_the_fixed_build_marks_fixed(recorded, fake_runner):
+    reports, sigs = recorded
+    fixed_build = Runner("cpu", timeout=60, env={tf.FIXED_ENV: "1"}, warmup=False)
+    try:
+        with Store.in_reports(reports) as store:
+            results = {r.signature: r for r in
+                       recheck(store, RunnerPool({"cpu": fixed_build}), k=3)}
+    finally:
+        fixed_build.close()
+    got = statuses(reports)
+    assert got[sigs["fixed"]] == ("fixed", (0, 3), str(torch.__version__))
+    assert got[sigs["still"]] == ("open", (3, 3), None)
+    assert got[sigs["flaky"]][0] == "flaky"
+    assert got[sigs["crashes"]] == ("open", (3, 3), None)  # unchanged: it now crashes instead
+    assert "not clean" in results[sigs["crashes"]].message
+    with Store.in_reports(reports) as store:  # a fixed finding is not replayed again
+        again = recheck(store, RunnerPool({"cpu": fake_runner}, warmup=False), k=1)
+    assert {r.signature for r in again} == set(sigs.values()) - {sigs["fixed"]}
+
+
+def test_findings_command_lists_the_store_ranked(recorded):
+    reports, sigs = recorded
+    result = CliRunner().invoke(main, ["findings", "--reports", str(reports), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert {r["signature"] for r in rows} == set(sigs.values())
+    assert all(r["kind"] == "int-flip" and r["hits"] == 1 for r in rows)
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
+    cli = CliRunner()
+    missing = cli.invoke(main, ["findings", "--reports", str(tmp_path / "none")])
+    no_budget = cli.invoke(main, ["nightly", "--reports", str(tmp_path), "--device", "cpu"])
+    bad_knob = cli.invoke(main, ["nightly", "--cases", "1", "--knobs", "nonsense",
+                                 "--reports", str(tmp_path), "--device", "cpu"])
+    (tmp_path / "junk.pt").write_bytes(b"not a case")
+    junk = cli.invoke(main, ["triage", str(tmp_path / "junk.pt")])
+    for result in (missing, no_budget, bad_knob, junk):
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "numfuzz: error:" in result.output
+
+
+# ------------------------------------------------------------------ killed and resumed
+
+
+def drafts_in(directory: Path) -> list[Path]:
+    return sorted(d for d in directory.glob("*/*.md") if not d.name.startswith("SUMMARY"))
+
+
+def test_night_killed_after_recording_resumes_without_double_counting(fake_runner, tmp_path):
+    reports = tmp_path / "reports"
+    planted = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    path = planted.save(reports / "corpus" / planted.file_name())
+    os.utime(path, (1_000_000, 1_000_000))
+    cmd = [sys.executable, "-m", "fuzzer", "nightly", "--device", "cpu", "--cases", "1",
+           "--seed", "3", "--reports", str(reports), "--backend", "tests.fakes:uint8_plus_one",
+           "--k", "2", "--max-calls", "10", "--max-findings", "1", "--no-bisect",
+           "--knobs", "emulate_precision_casts"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    victim = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              env=env, start_new_session=True)
+    seen = []
+    for line in victim.stdout:
+        seen.append(line)
+        if " NEW " in line:  # recorded in the store, draft not written yet
+            os.killpg(victim.pid, signal.SIGKILL)
+            break
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL, seen
+    with Store.in_reports(reports) as store:
+        assert [f.hits for f in store.findings()] == [1]
+    resumed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming night" in resumed.stdout
+    with Store.in_reports(reports) as store:
+        (finding,) = store.findings()
+    assert finding.hits == 1  # the kill neither lost the hit nor lets it count twice
+    assert drafts_in(reports) == [Path(finding.draft_path)]
+    summary = Path(finding.draft_path).parent / "SUMMARY.md"
+    assert "## New findings: 1" in summary.read_text()
+
+
+# ------------------------------------------------------------------ a real night
+
+
+def seeded_case(runner, values: list[float], path: Path) -> Path:
+    """The real fp16 GELU -> E8M0 divergence, saved where `numfuzz run` would have put it,
+    with an old mtime so the night processes it before anything its short campaign finds."""
+    graph, _ = tf.fp16_gelu_e8m0()
+    x = graph.input_ids()[0]
+    case = tf.judged_case(graph, {str(x): torch.tensor(values, dtype=torch.float16)},
+                          "inductor", runner)
+    assert case.verdict.kind == "int-flip", case.verdict.summary()
+    saved = case.save(path / case.file_name())
+    os.utime(saved, (1_000_000, 1_000_000))
+    return saved
+
+
+@pytest.mark.inductor
+def test_real_nightly_drafts_once(inductor_runner, tmp_path):
+    reports = tmp_path / "reports"
+    corpus = reports / "corpus"
+    seeded_case(inductor_runner, [-8.0, 1.0, 0.5, -3.0], corpus)
+    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=7, k=2, max_calls=6,
+                             max_findings=1, bisect=False, knobs=("emulate_precision_casts",),
+                             date="2030-01-01", grammar="vision", dtypes=("float32",))
+    pool = RunnerPool({"cpu": inductor_runner})
+    lines: list[str] = []
+    first = run_night(settings, log=lines.append, pool=pool)
+    night_dir = reports / "2030-01-01"
+    drafts = sorted(night_dir.glob("*.md"))
+    drafts = [d for d in drafts if not d.name.startswith("SUMMARY")]
+    assert len(drafts) == 1, lines
+    text = drafts[0].read_text()
+    assert text.startswith("# [numfuzz] int-flip in output 0 (uint8): gelu → e8m0 (cpu, float16)")
+    assert "PyTorch version:" in text  # collect_env
+    assert "exit 1: the divergence reproduces" in text
+    assert "| `emulate_precision_casts` | vanishes |" in text
+    summary = first.read_text()
+    assert "## New findings: 1" in summary and drafts[0].name in summary
+    assert "cases fuzzed" in summary and "| 1 |" in summary
+
+    # Night two: the same bug again, from another raw case (other input values). A hit, no draft.
+    seeded_case(inductor_runner, [-7.0, 2.0, -7.5, 0.25], corpus)
+    second = run_night(settings, log=lines.append, pool=pool)
+    assert json.loads((night_dir / "night.json").read_text())["run"] == 2
+    after = [d for d in night_dir.glob("*.md") if not d.name.startswith("SUMMARY")]
+    assert after == drafts, lines
+    with Store.in_reports(reports) as store:
+        (finding,) = store.findings()
+    assert finding.hits == 2 and finding.draft_path == str(drafts[0])
+    assert "## New findings: 0" in second.read_text()
+    assert "## Recurring: 1" in second.read_text()
+    assert (night_dir / "SUMMARY-1.md").read_text() == summary
+

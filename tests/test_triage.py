@@ -1,0 +1,217 @@
+"""Attribution on planted divergences (fake backends that a knob or the environment switches off)
+and on a real Inductor CPU divergence that emulate_precision_casts removes; the bisector; and the
+signature's stability across runs, processes and node renamings."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzzer.grammar import Builder
+from fuzzer.ir import Graph
+from fuzzer.triage import (
+    Attribution,
+    Knob,
+    KnobResult,
+    RunnerPool,
+    attribute,
+    bisect_summary,
+    knob_named,
+    op_chain,
+    signature,
+    triage,
+)
+from fuzzer.workers import Runner
+from tests import triage_fakes as tf
+
+ROOT = Path(__file__).resolve().parent.parent
+PLANTED_KNOBS = [knob_named(n) for n in ("emulate_precision_casts", "pattern_matcher=False",
+                                         "cpp.simdlen=0", "online_softmax=False",
+                                         "backend=aot_eager")]
+
+
+@pytest.fixture(scope="module")
+def pool(fake_runner):
+    pool = RunnerPool({"cpu": fake_runner}, timeout=60, warmup=False)
+    yield pool
+    pool.close()
+
+
+def outcomes(attribution: Attribution) -> dict[str, str]:
+    return {k.knob: k.outcome for k in attribution.knobs}
+
+
+# ------------------------------------------------------------------ planted
+
+
+def test_planted_divergence_vanishes_only_with_its_knob(pool):
+    case = tf.planted_case("tests.triage_fakes:plant_unless_emulate", pool.get("cpu"))
+    assert case.verdict.kind == "int-flip"
+    first = attribute(case, pool, PLANTED_KNOBS)
+    assert first.reproduces
+    assert outcomes(first) == {"emulate_precision_casts": "vanishes",
+                               "pattern_matcher=False": "persists", "cpp.simdlen=0": "persists",
+                               "online_softmax=False": "n/a", "backend=aot_eager": "vanishes"}
+    again = attribute(case, pool, PLANTED_KNOBS)
+    assert signature(case, first) == signature(case, again)
+
+
+def test_backend_planted_divergence_attributed_to_no_knob(pool):
+    case = tf.planted_case("tests.fakes:uint8_plus_one", pool.get("cpu"))
+    attribution = attribute(case, pool, PLANTED_KNOBS)
+    assert attribution.vanishing() == ["backend=aot_eager"]
+    other = attribute(tf.planted_case("tests.triage_fakes:plant_unless_emulate",
+                                      pool.get("cpu")), pool, PLANTED_KNOBS)
+    assert signature(case, attribution) != signature(case, other)
+
+
+def test_environment_knob_gets_its_own_worker(pool):
+    case = tf.planted_case("tests.triage_fakes:plant_unless_env", pool.get("cpu"))
+    fixed_build = Knob("fixed build", env={tf.FIXED_ENV: "1"})
+    no_op = Knob("unrelated variable", env={"NUMFUZZ_UNRELATED": "1"})
+    attribution = attribute(case, pool, [fixed_build, no_op])
+    assert outcomes(attribution) == {"fixed build": "vanishes", "unrelated variable": "persists"}
+    assert pool.get("cpu", {tf.FIXED_ENV: "1"}) is not pool.get("cpu")
+
+
+def test_case_that_no_longer_reproduces_is_not_attributed(fake_runner):
+    case = tf.planted_case("tests.triage_fakes:plant_unless_env", fake_runner)
+    assert case.verdict.kind == "int-flip"
+    fixed_build = Runner("cpu", timeout=60, env={tf.FIXED_ENV: "1"}, warmup=False)
+    try:
+        attribution = attribute(case, RunnerPool({"cpu": fixed_build}), PLANTED_KNOBS)
+    finally:
+        fixed_build.close()
+    assert not attribution.reproduces and attribution.knobs == []
+    assert "ok" in attribution.baseline
+
+
+# ------------------------------------------------------------------ real Inductor
+
+
+@pytest.mark.inductor
+def test_real_cpu_divergence_removed_by_emulate_precision_casts(inductor_runner):
+    graph, inputs = tf.fp16_gelu_e8m0()
+    case = tf.judged_case(graph, inputs, "inductor", inductor_runner)
+    assert case.verdict.kind == "int-flip", case.verdict.summary()
+    pool = RunnerPool({"cpu": inductor_runner})
+    attribution = triage(case, pool, knobs=config_knobs(), bisect=True)
+    got = outcomes(attribution)
+    assert got["emulate_precision_casts"] == "vanishes"
+    assert got["backend=aot_eager"] == "vanishes"
+    for knob in ("split_reductions=False", "pattern_matcher=False", "cpp.simdlen=0",
+                 "cpp.enable_floating_point_contract_flag=fast"):
+        assert got[knob] == "persists", (knob, attribution.knobs)
+    assert got["eager_numerics.division_rounding"] == "n/a"  # Triton-only, not run on the CPU
+    bisect = attribution.bisect
+    assert bisect["status"] == "found", bisect
+    assert bisect["backend"] == "inductor"
+    assert "emulate_precision_casts" in bisect["subsystem"]
+    assert any(step.startswith("aot_eager/") for step in bisect["steps"])
+
+
+def config_knobs() -> list[Knob]:
+    """Every knob except those needing a worker of their own (tested above with a fake)."""
+    from fuzzer.triage import KNOBS
+
+    return [k for k in KNOBS if not k.env]
+
+
+def test_bisector_results_read_as_one_line():
+    found = {"status": "found", "backend": "inductor"}
+    assert bisect_summary({**found, "subsystem": "lowerings", "bisect_number": 7,
+                           "debug_info": "aten.erf"}) == \
+        "backend inductor, subsystem lowerings, application #7 (aten.erf)"
+    assert bisect_summary({**found, "subsystem": "inductor_emulate_precision_casts",
+                           "bisect_number": 0,
+                           "debug_info": "inductor_emulate_precision_casts"}) == \
+        "backend inductor, subsystem inductor_emulate_precision_casts (a config change fixes it)"
+    assert bisect_summary({**found, "backend": "aot_eager", "subsystem": None,
+                           "bisect_number": None, "debug_info": None}) == "backend aot_eager"
+    assert bisect_summary({"status": "timeout", "message": "no answer within 900s"}) == \
+        "timeout: no answer within 900s"
+
+
+def test_bisector_is_skipped_for_other_backends(pool):
+    case = tf.planted_case("tests.fakes:uint8_plus_one", pool.get("cpu"))
+    attribution = triage(case, pool, knobs=[], bisect=True)
+    assert attribution.bisect["status"] == "skipped"
+
+
+# ------------------------------------------------------------------ signature
+
+
+def diamond(order_seed: int, scale: float = 3.0, dtype: str = "float32") -> Graph:
+    """e8m0(sub(mul(x, s), mul(y, s))) with two outputs, node ids shuffled by ``order_seed``.
+    Equal seeds give equal graphs; different ones the same graph under other ids and another
+    node order in its dict."""
+    b = Builder(random.Random(0), dtype)
+    x, y = b.input((4,)), b.input((4,))
+    d = b.op("sub", b.op("mul_scalar", x, value=scale), b.op("mul_scalar", y, value=scale))
+    b.graph.outputs = [b.op("e8m0", d, eps=1e-30), b.op("sign_int8", d)]
+    return shuffled(b.graph, order_seed)
+
+
+def shuffled(graph: Graph, seed: int) -> Graph:
+    data = graph.to_dict()
+    ids = [n["id"] for n in data["nodes"]]
+    new_ids = random.Random(seed).sample(range(100, 200), len(ids))
+    mapping = dict(zip(ids, new_ids))
+    nodes = [{**n, "id": mapping[n["id"]], "inputs": [mapping[i] for i in n["inputs"]]}
+             for n in data["nodes"]]
+    if seed % 2:  # another valid topological order: the second input before the first
+        nodes[0], nodes[1] = nodes[1], nodes[0]
+    return Graph.from_dict({**data, "nodes": nodes,
+                            "outputs": [mapping[o] for o in data["outputs"]]})
+
+
+def case_of(graph: Graph, kind: str = "int-flip", device: str = "cpu"):
+    return tf.case_of_verdict(graph, kind=kind, device=device)
+
+
+ATTRIBUTED = Attribution(True, "int-flip", [KnobResult("emulate_precision_casts", "vanishes"),
+                                            KnobResult("cpp.simdlen=0", "persists")])
+
+
+def test_signature_ignores_node_ids_and_dict_order():
+    graphs = [diamond(seed) for seed in (1, 2, 3, 4)]
+    assert len({tuple(g.order()) for g in graphs}) > 1  # the ids really differ
+    assert len({" ".join(op_chain(g)) for g in graphs}) == 1
+    assert len({signature(case_of(g), ATTRIBUTED) for g in graphs}) == 1
+
+
+def test_signature_ignores_constants_shapes_and_values_but_not_the_bug():
+    base = signature(case_of(diamond(1)), ATTRIBUTED)
+    assert signature(case_of(diamond(2, scale=1e5)), ATTRIBUTED) == base
+    different = [
+        signature(case_of(diamond(1), kind="nonfinite"), ATTRIBUTED),
+        signature(case_of(diamond(1), device="cuda:1"), ATTRIBUTED),
+        signature(case_of(diamond(1, dtype="bfloat16")), ATTRIBUTED),
+        signature(case_of(diamond(1)), Attribution(True, "int-flip", [])),
+        signature(case_of(tf.e8m0_graph()), ATTRIBUTED),
+    ]
+    assert base not in different and len(set(different)) == len(different)
+    swapped = diamond(1)
+    swapped.outputs.reverse()  # the diverging output is now the sign head
+    assert signature(case_of(swapped), ATTRIBUTED) != base
+
+
+def test_signature_is_the_same_in_another_process(tmp_path):
+    case = case_of(diamond(3))
+    case.save(tmp_path / "case.pt")
+    (tmp_path / "attr.json").write_text(json.dumps(ATTRIBUTED.to_dict()))
+    code = ("import json, sys; from fuzzer.case import Case; "
+            "from fuzzer.triage import Attribution, signature; "
+            "a = Attribution.from_dict(json.load(open(sys.argv[2]))); "
+            "print(signature(Case.load(sys.argv[1]), a))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "case.pt"),
+                          str(tmp_path / "attr.json")], capture_output=True, text=True, env=env,
+                         check=True).stdout.strip()
+    assert out == signature(case, ATTRIBUTED)
