@@ -1,0 +1,321 @@
+"""Case files: round trip, rejection of bad or hostile files, and crash-safe campaigns (SIGKILL)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from fuzzer import campaign
+from fuzzer.case import FORMAT, VERSION, Case, CaseError
+from fuzzer.cli import main
+from fuzzer.oracle import judge
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sample_case() -> Case:
+    settings = campaign.Settings(out=Path("unused"), seed=2, dtypes=("bfloat16",), draws=2,
+                                 backend="tests.fakes:uint8_plus_one")
+    case, task = campaign.make_case(settings, 1)
+    case.inputs = task.draws[1]
+    e = torch.tensor([1, 2, 3], dtype=torch.uint8)
+    case.verdict = judge([e], [e + 1], [e], [torch.ones(3).double()], [case.graph.outputs[0]])
+    case.verdict.draw, case.verdict.magnitude = 1, task.magnitudes[1]
+    return case
+
+
+@pytest.fixture(scope="module")
+def good_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sample_case().save(tmp_path_factory.mktemp("case") / "good.pt")
+
+
+def test_round_trip(good_file: Path) -> None:
+    case = sample_case()
+    back = Case.load(good_file)
+    assert back.graph.to_dict() == case.graph.to_dict()
+    assert back.inputs.keys() == case.inputs.keys()
+    for key, tensor in case.inputs.items():
+        assert back.inputs[key].dtype == tensor.dtype
+        assert torch.equal(back.inputs[key], tensor)  # bit for bit, bfloat16 included
+    assert back.verdict == case.verdict
+    assert (back.device, back.dtype, back.backend, back.seed, back.grammar) == \
+        (case.device, case.dtype, case.backend, case.seed, case.grammar)
+    assert back.origin == case.origin and back.versions["torch"] == str(torch.__version__)
+    assert back.digest() == case.digest()
+    assert case.file_name() == f"int-flip-{case.digest()[:12]}.pt"
+
+
+def test_save_is_atomic_and_overwrites(tmp_path: Path) -> None:
+    case = sample_case()
+    path = case.save(tmp_path / "deep" / "dir" / "c.pt")
+    case.seed = 12345
+    case.save(path)
+    assert Case.load(path).seed == 12345
+    assert [p.name for p in path.parent.iterdir()] == ["c.pt"]  # no temp files left behind
+
+
+def test_the_digest_depends_on_the_inputs() -> None:
+    case = sample_case()
+    other = sample_case()
+    key = next(iter(other.inputs))
+    other.inputs[key] = other.inputs[key].clone()
+    other.inputs[key].view(-1)[0] += 1
+    assert other.digest() != case.digest()
+
+
+# ---------------------------------------------------------------- files that must be refused
+
+
+def _save_raw(path: Path, obj: object) -> Path:
+    torch.save(obj, path)
+    return path
+
+
+def _edited(**changes: object) -> dict:
+    data = sample_case().to_dict()
+    data.update(changes)
+    return data
+
+
+def make_bad_files(directory: Path, good: Path) -> dict[str, Path]:
+    blob = good.read_bytes()
+    files = {}
+
+    def put(name: str, data: bytes) -> None:
+        files[name] = directory / f"{name}.pt"
+        files[name].write_bytes(data)
+
+    put("empty", b"")
+    put("truncated", blob[: len(blob) // 2])
+    put("truncated-tail", blob[:-30])
+    put("garbage", os.urandom(4096))
+    put("text", b"import os\nos.system('echo hi')\n")
+    put("zeroed-middle", blob[: len(blob) // 3] + bytes(len(blob) // 3) + blob[2 * len(blob) // 3:])
+    # A valid zip whose pickle is cut short.
+    with zipfile.ZipFile(good) as zf:
+        names = zf.namelist()
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as out:
+            for name in names:
+                data = zf.read(name)
+                out.writestr(name, data[: len(data) // 2] if name.endswith("data.pkl") else data)
+    put("cut-pickle", buf.getvalue())
+    for name, obj in {
+        "wrong-version": _edited(version=VERSION + 1),
+        "no-version": {k: v for k, v in _edited().items() if k != "version"},
+        "wrong-format": _edited(format="someone-else"),
+        "plain-tensor": torch.ones(3),
+        "list": [FORMAT, VERSION],
+        "bad-graph": _edited(graph={"ir_version": 1, "nodes": [], "outputs": [0]}),
+        "bad-verdict": _edited(verdict="bogus"),
+        "missing-input": _edited(inputs={}),
+        "input-wrong-shape": _edited(inputs={k: v[..., :1] for k, v in
+                                             sample_case().inputs.items()}),
+        "input-not-tensor": _edited(inputs={k: 1.0 for k in sample_case().inputs}),
+        "no-device": {k: v for k, v in _edited().items() if k != "device"},
+    }.items():
+        files[name] = _save_raw(directory / f"{name}.pt", obj)
+    return files
+
+
+BAD = ["empty", "truncated", "truncated-tail", "garbage", "text", "zeroed-middle", "cut-pickle",
+       "wrong-version", "no-version", "wrong-format", "plain-tensor", "list", "bad-graph",
+       "bad-verdict", "missing-input", "input-wrong-shape", "input-not-tensor", "no-device"]
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory: pytest.TempPathFactory, good_file: Path) -> dict[str, Path]:
+    files = make_bad_files(tmp_path_factory.mktemp("bad"), good_file)
+    assert sorted(files) == sorted(BAD)
+    return files
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_bad_files_raise_case_error(bad_files: dict[str, Path], name: str) -> None:
+    with pytest.raises(CaseError) as info:
+        Case.load(bad_files[name])
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(str(bad_files[name]))
+
+
+def test_missing_file_is_a_case_error(tmp_path: Path) -> None:
+    with pytest.raises(CaseError, match="no such case file"):
+        Case.load(tmp_path / "nope.pt")
+
+
+class Exploit:
+    """Unpickling this runs a shell command that creates ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def hostile_files(directory: Path) -> tuple[dict[str, Path], Path]:
+    marker = directory / "PWNED"
+    files = {
+        "torch-save": directory / "exploit-zip.pt",
+        "raw-pickle": directory / "exploit-pickle.pt",
+        "inside-case": directory / "exploit-in-case.pt",
+    }
+    torch.save({"format": FORMAT, "version": VERSION, "payload": Exploit(marker)},
+               files["torch-save"])
+    files["raw-pickle"].write_bytes(pickle.dumps(Exploit(marker), protocol=2))
+    data = sample_case().to_dict()
+    data["origin"] = {"note": Exploit(marker)}
+    torch.save(data, files["inside-case"])
+    return files, marker
+
+
+def test_the_exploit_is_live(tmp_path: Path) -> None:
+    """Guard against a vacuous rejection test: unpickled unsafely, the payload does run."""
+    files, marker = hostile_files(tmp_path)
+    torch.load(files["torch-save"], weights_only=False)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["torch-save", "raw-pickle", "inside-case"])
+def test_hostile_pickles_are_refused_without_running(tmp_path: Path, kind: str) -> None:
+    files, marker = hostile_files(tmp_path)
+    with pytest.raises(CaseError) as info:
+        Case.load(files[kind])
+    assert "\n" not in str(info.value)
+    assert not marker.exists()
+
+
+# ---------------------------------------------------------------- the CLI on bad files
+
+
+@pytest.mark.parametrize("name", ["truncated", "garbage", "wrong-version", "wrong-format",
+                                  "bad-verdict", "cut-pickle"])
+def test_replay_of_a_bad_file_exits_2_with_one_line(bad_files: dict[str, Path],
+                                                    name: str) -> None:
+    result = CliRunner().invoke(main, ["replay", str(bad_files[name])])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("numfuzz: error: ")
+    assert str(bad_files[name]) in lines[0]
+    assert result.stdout == ""
+
+
+def test_replay_of_a_hostile_file_via_the_real_command(tmp_path: Path) -> None:
+    files, marker = hostile_files(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "fuzzer", "replay", str(files["torch-save"])],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("numfuzz: error: "), proc.stderr
+    assert "refused" in lines[0]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert not marker.exists()
+
+
+def test_corpus_list_survives_bad_files(bad_files: dict[str, Path], good_file: Path,
+                                        tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("truncated", "wrong-version"):
+        (corpus / f"{name}.pt").write_bytes(bad_files[name].read_bytes())
+    (corpus / "good.pt").write_bytes(good_file.read_bytes())
+    result = CliRunner().invoke(main, ["corpus", "list", str(corpus), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["file"]: r for r in json.loads(result.stdout)}
+    assert rows["good.pt"]["kind"] == "int-flip"
+    assert rows["truncated.pt"]["kind"] == rows["wrong-version.pt"]["kind"] == "unreadable"
+
+
+# ---------------------------------------------------------------- SIGKILL and --resume
+
+RUN = [sys.executable, "-m", "fuzzer", "run", "--device", "cpu", "--backend",
+       "tests.fakes:uint8_plus_one", "--cases", "12", "--seed", "2", "--dtype", "fp32",
+       "--draws", "1"]
+FOUND = re.compile(r"case (\d+): (\S+) .* -> (\S+\.pt)")
+DONE = re.compile(r"case (\d+): ")
+
+
+def _uint8_indices(cases: int) -> set[int]:
+    settings = campaign.Settings(out=Path("unused"), seed=2, dtypes=("float32",), draws=1)
+    found = set()
+    for i in range(cases):
+        case, _ = campaign.make_case(settings, i)
+        if any(case.graph.node(o)["dtype"] == "uint8" for o in case.graph.outputs):
+            found.add(i)
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids += [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def test_sigkill_loses_no_reported_case_and_resume_continues(tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    expected = _uint8_indices(12)
+    assert {0, 1} <= expected and len(expected) < 12  # findings early, and some ok cases
+
+    proc = subprocess.Popen([*RUN, "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    reported: dict[int, Path] = {}
+    finished: set[int] = set()
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 300
+        for line in proc.stdout:
+            workers = workers or _children(proc.pid)
+            if m := DONE.search(line):
+                finished.add(int(m.group(1)))
+            if m := FOUND.search(line):
+                reported[int(m.group(1))] = Path(m.group(3))
+            if len(reported) >= 2 or time.monotonic() > deadline:
+                break
+        proc.send_signal(signal.SIGKILL)  # no chance to clean up or flush anything
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in workers:  # the worker lives in its own session; it is ours to end
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert len(reported) == 2, "campaign did not report two findings before the deadline"
+
+    for index, path in reported.items():
+        case = Case.load(path)  # every file reported before the kill is complete and valid
+        assert case.verdict.kind == "int-flip" and case.origin["index"] == index
+    state = json.loads((out / campaign.STATE_FILE).read_text())
+    done_before = set(range(state["below"])) | set(state["extra"])
+    assert set(reported) <= done_before and done_before <= finished
+    assert len(done_before) < 12
+
+    resumed = subprocess.run([*RUN, "--out", str(out), "--resume", "--json"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 1, resumed.stderr  # findings present
+    redone = {int(m.group(1)) for m in DONE.finditer(resumed.stderr)}
+    assert not redone & done_before  # nothing finished before the kill is run again
+    assert redone | done_before == set(range(12))  # and the 12-case campaign is completed
+    summary = json.loads(resumed.stdout)
+    assert summary["cases"] == len(redone)
+    files = {Case.load(p).origin["index"] for p in out.glob("*.pt")}
+    assert files == expected  # every uint8 case found exactly once across both runs

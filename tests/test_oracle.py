@@ -1,0 +1,264 @@
+"""The oracle: verdict classes on hand-made tensors, then through a worker with planted
+divergences (fake compiled backends)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+
+from fuzzer import inputs, oracle
+from fuzzer.grammar import Builder
+from fuzzer.ir import Graph
+from fuzzer.oracle import Verdict, judge
+from fuzzer.runner import Task
+
+# ---------------------------------------------------------------- judge() on hand-made tensors
+
+
+def test_uint8_plus_one_is_an_int_flip_with_evidence() -> None:
+    eager = torch.tensor([[120, 127], [130, 7]], dtype=torch.uint8)
+    compiled = eager.clone()
+    compiled[0, 1] += 1
+    ref = eager.clone()  # float64 computed the same code, so it sides with eager
+    ulps = torch.tensor([[10.0, 3.5], [100.0, 1000.0]], dtype=torch.float64)
+    verdict = judge([eager], [compiled], [ref], [ulps], [42])
+    assert verdict.kind == "int-flip" and verdict.is_finding
+    assert (verdict.output, verdict.node) == (0, 42)
+    d = verdict.outputs[0].details
+    assert d["count"] == 1 and d["total"] == 4 and d["max_abs_diff"] == 1
+    assert d["fp64_agrees"] == {"eager": 1, "compiled": 0, "neither": 0}
+    assert d["min_ulps"] == d["max_ulps"] == 3.5
+    assert d["elements"] == [{"index": [0, 1], "eager": 127, "compiled": 128, "fp64": 127,
+                              "ulps": 3.5}]
+    summary = verdict.summary()
+    assert summary.startswith("int-flip") and "output 0 (uint8)" in summary
+    assert "1/4 elements differ" in summary and "3.5..3.5 ulps" in summary
+
+
+def test_non_finite_boundary_distance_is_recorded_as_none_and_json_stays_strict() -> None:
+    """float64 itself overflowed before the head: the distance is unknown, not NaN."""
+    import json
+
+    from fuzzer.cli import strict_json
+
+    eager = torch.tensor([3, 5], dtype=torch.uint8)
+    compiled = torch.tensor([3, 6], dtype=torch.uint8)
+    ulps = torch.tensor([1.0, float("nan")], dtype=torch.float64)
+    verdict = judge([eager], [compiled], [eager.clone()], [ulps], [0])
+    d = verdict.outputs[0].details
+    assert d["max_ulps"] is None and d["elements"][0]["ulps"] is None
+    json.dumps(verdict.to_dict(), allow_nan=False)
+    assert json.loads(strict_json({"v": [float("inf"), float("nan"), 1.5]})) == {
+        "v": ["inf", "nan", 1.5]}
+
+
+def test_int_flip_counts_every_element_and_caps_the_list() -> None:
+    eager = torch.zeros(20, dtype=torch.int8)
+    compiled = eager.clone()
+    compiled[::2] = -3  # ten differing elements, |diff| 3
+    ref = compiled.clone()
+    ref[0] = 0  # float64 sides with eager on one, with compiled on nine
+    verdict = judge([eager], [compiled], [ref], [None], [5])
+    d = verdict.outputs[0].details
+    assert verdict.kind == "int-flip"
+    assert d["count"] == 10 and d["max_abs_diff"] == 3
+    assert d["fp64_agrees"] == {"eager": 1, "compiled": 9, "neither": 0}
+    assert len(d["elements"]) == oracle.MAX_ELEMENTS
+    assert "min_ulps" not in d  # no boundary distances were given
+
+
+def test_bool_and_sign_flips_are_int_flips() -> None:
+    eager = torch.tensor([True, False, True])
+    compiled = torch.tensor([True, True, True])
+    verdict = judge([eager], [compiled], [eager.clone()], [torch.ones(3).double()], [1])
+    assert verdict.kind == "int-flip"
+    assert verdict.outputs[0].details["max_abs_diff"] == 1
+
+
+def test_discrete_difference_is_ok_when_compiled_matches_float64() -> None:
+    eager = torch.tensor([3, 4, 5], dtype=torch.uint8)
+    compiled = torch.tensor([3, 5, 5], dtype=torch.uint8)
+    ref = compiled.clone()  # eager was the one off by one: compiled is more accurate
+    verdict = judge([eager], [compiled], [ref], [torch.zeros(3).double()], [9])
+    assert verdict.kind == "ok" and not verdict.is_finding
+    assert "matches float64" in verdict.outputs[0].details["reason"]
+
+
+def test_inf_only_in_compiled_is_nonfinite() -> None:
+    eager = torch.tensor([1.0, 2.0, 3.0])
+    compiled = torch.tensor([1.0, math.inf, 3.0])
+    verdict = judge([eager], [compiled], [eager.double()], [None], [3])
+    assert verdict.kind == "nonfinite"
+    d = verdict.outputs[0].details
+    assert d["count"] == 1 and d["total"] == 3
+    assert d["elements"] == [{"index": [1], "eager": 2.0, "compiled": math.inf, "fp64": 2.0}]
+
+
+def test_nan_only_in_compiled_is_nonfinite() -> None:
+    eager = torch.ones(2, 3, dtype=torch.bfloat16)
+    compiled = eager.clone()
+    compiled[1, 2] = math.nan
+    verdict = judge([eager], [compiled], [eager.double()], [None], [3])
+    assert verdict.kind == "nonfinite"
+    assert verdict.outputs[0].details["elements"][0]["index"] == [1, 2]
+
+
+def test_nonfinite_needs_a_finite_float64() -> None:
+    # Where float64 overflows too, compiled's inf is not the nonfinite kind.
+    eager = torch.tensor([60000.0, 1.0], dtype=torch.float16)
+    compiled = torch.tensor([math.inf, 1.0], dtype=torch.float16)
+    ref = torch.tensor([math.inf, 1.0], dtype=torch.float64)
+    assert judge([eager], [compiled], [ref], [None], [0]).kind != "nonfinite"
+
+
+def test_eager_inf_compiled_finite_is_the_weaker_kind() -> None:
+    eager = torch.tensor([math.inf, 1.0], dtype=torch.float16)
+    compiled = torch.tensor([65504.0, 1.0], dtype=torch.float16)
+    ref = torch.tensor([65600.0, 1.0], dtype=torch.float64)
+    verdict = judge([eager], [compiled], [ref], [None], [0])
+    assert verdict.kind == "eager-nonfinite" and verdict.is_finding
+    assert oracle.SEVERITY.index("eager-nonfinite") > oracle.SEVERITY.index("nonfinite")
+
+
+def _noisy(ref: torch.Tensor, scale: float, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return ref * (1 + scale * torch.randn(ref.shape, generator=gen, dtype=torch.float64))
+
+
+def test_float_compiled_closer_to_float64_is_ok() -> None:
+    ref = torch.randn(256, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    eager = _noisy(ref, 0.05, 1).half()  # eager is 5% off: fails allclose against compiled
+    compiled = ref.half()  # compiled rounds once from the exact value
+    assert not torch.allclose(eager.double(), compiled.double(), rtol=1e-2, atol=1e-2)
+    assert judge([eager], [compiled], [ref], [None], [0]).kind == "ok"
+
+
+def test_float_compiled_far_from_float64_is_an_accuracy_finding() -> None:
+    ref = torch.randn(256, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    eager = ref.float()
+    compiled = _noisy(ref, 0.05, 2).float()
+    verdict = judge([eager], [compiled], [ref], [None], [0])
+    assert verdict.kind == "accuracy"
+    d = verdict.outputs[0].details
+    assert d["rmse_compiled"] > 10 * d["rmse_eager"]
+    assert d["max_abs_diff"] > 0
+
+
+def test_the_most_severe_output_decides_the_case() -> None:
+    f_eager = torch.ones(4)
+    f_comp = torch.tensor([1.0, 1.0, math.inf, 1.0])
+    i_eager = torch.tensor([1, 2], dtype=torch.uint8)
+    i_comp = torch.tensor([1, 3], dtype=torch.uint8)
+    verdict = judge([i_eager, f_eager], [i_comp, f_comp], [i_eager, f_eager.double()],
+                    [None, None], [10, 20])
+    assert verdict.kind == "nonfinite" and (verdict.output, verdict.node) == (1, 20)
+    assert [o.kind for o in verdict.outputs] == ["int-flip", "nonfinite"]
+
+
+def test_structural_mismatches_are_crashes() -> None:
+    e = torch.ones(3)
+    assert judge([e, e], [e], [e.double()] * 2, [None] * 2, [0, 1]).kind == "crash"
+    verdict = judge([e], [torch.ones(4)], [e.double()], [None], [0])
+    assert verdict.kind == "crash" and "(4,)" in verdict.outputs[0].details["reason"]
+
+
+def test_identical_outputs_are_ok() -> None:
+    f = torch.randn(8, dtype=torch.bfloat16)
+    i = torch.arange(8, dtype=torch.int32)
+    verdict = judge([f, i], [f.clone(), i.clone()], [f.double(), i], [None, None], [0, 1])
+    assert verdict.kind == "ok" and [o.kind for o in verdict.outputs] == ["ok", "ok"]
+
+
+def test_most_severe_ranks_findings_over_ok_and_skip() -> None:
+    kinds = ["ok", "skip", "accuracy", "timeout", "int-flip"]
+    assert oracle.most_severe([Verdict(k) for k in kinds]).kind == "int-flip"
+    assert oracle.most_severe([Verdict("skip"), Verdict("ok")]).kind == "ok"
+
+
+def test_verdict_round_trips_through_a_plain_dict() -> None:
+    eager = torch.tensor([1, 2], dtype=torch.uint8)
+    verdict = judge([eager], [eager + 1], [eager], [torch.ones(2).double()], [3])
+    verdict.draw, verdict.magnitude = 2, "boundary"
+    back = Verdict.from_dict(verdict.to_dict())
+    assert back == verdict and back.summary() == verdict.summary()
+
+
+def test_bitwise_equal_treats_nan_positions_as_equal() -> None:
+    a = torch.tensor([1.0, math.nan])
+    assert oracle.bitwise_equal([a], [a.clone()])
+    assert not oracle.bitwise_equal([a], [torch.tensor([math.nan, 1.0])])
+    assert not oracle.bitwise_equal([a], [a.double()])
+
+
+# ---------------------------------------------------------------- through a worker
+
+
+def planted_graph() -> Graph:
+    """h = linear(x): a uint8 E8M0 head on h, and a float16 output exp(h) + 0.25."""
+    b = Builder(random.Random(0), "float16")
+    h = b.linear(b.input((4, 64)), 64)
+    head = b.op("e8m0", h, eps=1e-12)
+    value = b.op("add_scalar", b.op("exp", h), value=0.25)
+    b.graph.outputs = [head, value]
+    return b.graph
+
+
+def planted_task(backend: str) -> Task:
+    graph = planted_graph()
+    draws = inputs.draws(graph, 4, 2)  # magnitudes "normal" and "large"
+    assert [m for m, _ in draws] == ["normal", "large"]
+    return Task(graph=graph.to_dict(), draws=[draws[0][1]], magnitudes=["normal"],
+                backend=backend, keep_outputs=True)
+
+
+def test_worker_uint8_plus_one_is_an_int_flip(fake_runner) -> None:
+    result = fake_runner.run(planted_task("tests.fakes:uint8_plus_one"))
+    verdict = Verdict.from_dict(result["verdict"])
+    assert verdict.kind == "int-flip", verdict.summary()
+    assert verdict.output == 0 and verdict.node == planted_graph().outputs[0]
+    d = verdict.outputs[0].details
+    assert d["count"] == 1 and d["max_abs_diff"] == 1
+    assert d["fp64_agrees"] == {"eager": 1, "compiled": 0, "neither": 0}
+    assert d["elements"][0]["index"] == [0, 0] and d["elements"][0]["ulps"] > 0
+    assert verdict.outputs[1].kind == "ok"  # the float output was left alone
+    assert verdict.draw == 0 and verdict.magnitude == "normal"
+    outs = result["outputs"]
+    assert int(outs["compiled"][0][0, 0]) == int(outs["eager"][0][0, 0]) + 1
+
+
+def test_worker_injected_inf_is_nonfinite(fake_runner) -> None:
+    verdict = Verdict.from_dict(fake_runner.run(planted_task("tests.fakes:inject_inf"))["verdict"])
+    assert verdict.kind == "nonfinite", verdict.summary()
+    assert verdict.output == 1
+    assert verdict.outputs[1].details["elements"][0]["compiled"] == math.inf
+    assert verdict.outputs[0].kind == "ok"
+
+
+def test_worker_exp_overflow_is_nonfinite(fake_runner) -> None:
+    verdict = Verdict.from_dict(
+        fake_runner.run(planted_task("tests.fakes:exp_overflow"))["verdict"])
+    assert verdict.kind == "nonfinite" and verdict.output == 1
+    assert verdict.outputs[1].details["count"] > 1  # every exp input above 1
+
+
+def test_worker_more_accurate_compiled_is_no_finding(fake_runner) -> None:
+    result = fake_runner.run(planted_task("tests.fakes:more_accurate"))
+    verdict = Verdict.from_dict(result["verdict"])
+    assert verdict.kind == "ok", verdict.summary()
+    outs = result["outputs"]
+    # Not vacuous: compiled really differs from eager (it rounds once, eager after every op) ...
+    assert not torch.equal(outs["compiled"][1], outs["eager"][1])
+    # ... and is at least as close to float64.
+    ref = outs["fp64"][1]
+    err_c = (outs["compiled"][1].double() - ref).abs().sum()
+    err_e = (outs["eager"][1].double() - ref).abs().sum()
+    assert err_c <= err_e
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_worker_faithful_backends_are_ok(fake_runner, backend: str) -> None:
+    verdict = Verdict.from_dict(fake_runner.run(planted_task(backend))["verdict"])
+    assert verdict.kind == "ok" and [o.kind for o in verdict.outputs] == ["ok", "ok"]

@@ -1,0 +1,109 @@
+"""Worker isolation: a segfault, hang or compiler exception costs one case, never the campaign."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from fuzzer import campaign, inputs
+from fuzzer.case import Case
+from fuzzer.grammar import Builder
+from fuzzer.oracle import Verdict
+from fuzzer.runner import Task
+from fuzzer.workers import Runner
+
+
+def small_task(backend: str) -> Task:
+    b = Builder(random.Random(0), "float32")
+    x = b.input((3, 5))
+    b.graph.outputs = [b.op("quant_uint8", b.op("tanh", x), scale=0.05, zero_point=128)]
+    _, draw = inputs.draws(b.graph, 0, 1)[0]
+    return Task(graph=b.graph.to_dict(), draws=[draw], magnitudes=["normal"], backend=backend)
+
+
+def verdict_of(runner: Runner, backend: str) -> Verdict:
+    return Verdict.from_dict(runner.run(small_task(backend))["verdict"])
+
+
+def worker_pid(runner: Runner) -> int:
+    assert runner.worker is not None
+    return runner.worker.proc.pid
+
+
+def test_segfault_is_a_crash_and_a_fresh_worker_continues(fake_runner: Runner) -> None:
+    assert verdict_of(fake_runner, "eager").kind == "ok"
+    before = fake_runner.worker
+    verdict = verdict_of(fake_runner, "tests.fakes:segfault")
+    assert verdict.kind == "crash" and verdict.is_finding
+    assert "SIGSEGV" in verdict.message
+    assert before.proc.poll() is not None  # the old worker is gone, reaped ...
+    assert fake_runner.worker is None
+    assert verdict_of(fake_runner, "eager").kind == "ok"  # ... and a new one took over
+    assert fake_runner.worker is not before
+
+
+def test_hang_is_a_timeout_and_a_fresh_worker_continues(fake_runner: Runner) -> None:
+    assert verdict_of(fake_runner, "eager").kind == "ok"  # start (and warm) the worker first
+    before = fake_runner.worker
+    saved, fake_runner.timeout = fake_runner.timeout, 3
+    try:
+        verdict = verdict_of(fake_runner, "tests.fakes:hang")
+    finally:
+        fake_runner.timeout = saved
+    assert verdict.kind == "timeout" and verdict.is_finding
+    assert "timeout" in verdict.message
+    assert before.proc.poll() is not None  # killed, not left sleeping
+    assert verdict_of(fake_runner, "eager").kind == "ok"
+    assert fake_runner.worker is not before
+
+
+def test_compiler_exception_is_a_crash_and_the_worker_survives(fake_runner: Runner) -> None:
+    assert verdict_of(fake_runner, "eager").kind == "ok"
+    pid = worker_pid(fake_runner)
+    verdict = verdict_of(fake_runner, "tests.fakes:raises")
+    assert verdict.kind == "crash"
+    assert "planted compiler failure" in verdict.message
+    # An exception is contained inside the worker: no restart needed.
+    assert worker_pid(fake_runner) == pid
+    assert verdict_of(fake_runner, "eager").kind == "ok"
+
+
+def test_unknown_backend_is_a_harness_error_not_a_lost_worker(fake_runner: Runner) -> None:
+    assert verdict_of(fake_runner, "eager").kind == "ok"
+    pid = worker_pid(fake_runner)
+    verdict = verdict_of(fake_runner, "no_such_backend")
+    assert verdict.kind == "skip" and "harness error" in verdict.message
+    assert worker_pid(fake_runner) == pid
+
+
+def _campaign(out: Path, backend: str, cases: int, timeout: float = 60) -> campaign.Summary:
+    settings = campaign.Settings(out=out, cases=cases, seed=3, backend=backend, draws=1,
+                                 timeout=timeout, dtypes=("float32",))
+    seen: list[campaign.Outcome] = []
+    summary = campaign.run_campaign(settings, on_outcome=seen.append)
+    assert sorted(o.index for o in seen) == list(range(cases))
+    return summary
+
+
+@pytest.mark.parametrize("backend,kind,timeout", [
+    ("tests.fakes:segfault", "crash", 60),
+    ("tests.fakes:hang", "timeout", 3),
+])
+def test_campaign_finishes_and_records_lost_workers(tmp_path: Path, backend: str, kind: str,
+                                                   timeout: float) -> None:
+    cases = 2
+    summary = _campaign(tmp_path, backend, cases, timeout)
+    assert summary.cases == cases
+    assert summary.findings == {kind: cases}
+    files = sorted(tmp_path.glob("*.pt"))
+    assert len(files) == cases and [str(p) for p in files] == sorted(summary.paths)
+    for path in files:
+        case = Case.load(path)
+        assert case.verdict.kind == kind and case.verdict.message
+        assert case.backend == backend
+        assert case.origin["index"] in range(cases)
+    state = json.loads((tmp_path / campaign.STATE_FILE).read_text())
+    assert state["below"] == cases
