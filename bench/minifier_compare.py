@@ -37,7 +37,8 @@ def ours(case: Case) -> dict:
         result = minimize(case, runner)
     finally:
         runner.close()
-    return {"calls": result.calls, "seconds": round(time.monotonic() - start, 1),
+    return {"calls": result.calls, "calls_to_final_ops": result.calls_to_final_ops,
+            "seconds": round(time.monotonic() - start, 1),
             "ops_before": result.original_ops, "ops_after": result.final_ops,
             "reliability": f"{result.reliability[0]}/{result.reliability[1]}"}
 

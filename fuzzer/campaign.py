@@ -44,6 +44,7 @@ class Settings:
     resume: bool = False
     seed_graph: Graph | None = None  # --seed-model: mutate this graph instead of generating
     seed_inputs: dict | None = None
+    seed_model: str = ""  # the file seed_graph was captured from
 
 
 @dataclass
@@ -88,9 +89,13 @@ def make_case(settings: Settings, index: int) -> tuple[Case, Task]:
     else:
         graph = grammar.generate(seed, settings.grammar, dtype)
         draws = inputs.draws(graph, seed, settings.draws)
+    origin = {"campaign_seed": settings.seed, "index": index}
+    if settings.seed_model:
+        origin["seed_model"] = settings.seed_model
     case = Case(graph=graph, inputs={}, device=settings.device, dtype=dtype,
                 backend=settings.backend, config=dict(settings.config), seed=seed,
-                grammar=settings.grammar, origin={"campaign_seed": settings.seed, "index": index})
+                grammar="mutant" if settings.seed_graph is not None else settings.grammar,
+                origin=origin)
     task = Task(graph=graph.to_dict(), draws=[d for _, d in draws],
                 magnitudes=[m for m, _ in draws], device=settings.device,
                 backend=settings.backend, config=dict(settings.config))
@@ -103,7 +108,8 @@ class State:
     def __init__(self, path: Path, settings: Settings, resume: bool) -> None:
         self.path = path
         self.key = {"seed": settings.seed, "grammar": settings.grammar,
-                    "dtypes": list(settings.dtypes), "backend": settings.backend}
+                    "dtypes": list(settings.dtypes), "backend": settings.backend,
+                    "seed_model": settings.seed_model}
         self.done: set[int] = set()
         self.lock = threading.Lock()
         if resume and path.exists():

@@ -74,6 +74,21 @@ def supported_dtypes(device: str, wanted: str) -> tuple[str, ...]:
     return ("float32", "bfloat16", "float16")
 
 
+def strict_json(value: Any) -> str:
+    """JSON that strict parsers accept: inf/NaN (a nonfinite finding's values) become strings."""
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            return str(v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(value), indent=2, allow_nan=False)
+
+
 def is_tty() -> bool:
     return sys.stdout.isatty()
 
@@ -129,11 +144,11 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
 
         captured = capture_file(seed_model, seed)
         settings.seed_graph, settings.seed_inputs = captured.graph, captured.inputs
-        settings.dtypes = (captured.dtype,)
+        settings.dtypes, settings.seed_model = (captured.dtype,), str(seed_model)
     report = CampaignReport(settings, quiet=as_json)
     summary = report.run(run_campaign)
     if as_json:
-        click.echo(json.dumps(summary.to_dict(), indent=2))
+        click.echo(strict_json(summary.to_dict()))
     sys.exit(1 if summary.findings else 0)
 
 
@@ -151,7 +166,8 @@ class CampaignReport:
     def run(self, run_campaign: Callable) -> Any:
         s = self.settings
         budget = f"{s.cases} cases" if s.cases else f"{s.seconds:.0f}s"
-        self.log(f"numfuzz run: device={s.device} grammar={s.grammar} dtypes={','.join(s.dtypes)} "
+        source = f"seed-model={s.seed_model}" if s.seed_model else f"grammar={s.grammar}"
+        self.log(f"numfuzz run: device={s.device} {source} dtypes={','.join(s.dtypes)} "
                  f"workers={s.workers} budget={budget} out={s.out}")
         if self.tty:
             summary = self._run_rich(run_campaign)
@@ -243,7 +259,7 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
         case.device = resolve_device(device)
     verdict, outputs = replay_case(case, timeout=timeout)
     if as_json:
-        click.echo(json.dumps({"case": str(target), "verdict": verdict.to_dict()}, indent=2))
+        click.echo(strict_json({"case": str(target), "verdict": verdict.to_dict()}))
     else:
         from fuzzer.replay import print_verdict
 
@@ -272,7 +288,7 @@ def corpus_list(directory: Path, as_json: bool) -> None:
         raise UserError(f"{directory}: no such corpus directory")
     rows = corpus_rows(directory)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(strict_json(rows))
         return
     from rich.console import Console
     from rich.table import Table
@@ -339,9 +355,9 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
                   for what, before, after in rows]
     (out / "minimize.log").write_text("\n".join(log_lines) + "\n")
     if as_json:
-        click.echo(json.dumps({"case": str(out / "case.pt"), "repro": str(repro),
-                               "verdict": result.case.verdict.to_dict(),
-                               **{what: after for what, _, after in rows}}, indent=2))
+        click.echo(strict_json({"case": str(out / "case.pt"), "repro": str(repro),
+                                "verdict": result.case.verdict.to_dict(),
+                                **{what: after for what, _, after in rows}}))
     else:
         _minimize_table(result, out, repro)
     sys.exit(0)

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fuzzer import ops
 from fuzzer.case import Case
 from fuzzer.oracle import TOLERANCE, Verdict
 from fuzzer.store import Finding
@@ -211,7 +212,8 @@ def mermaid(case: Case) -> str:
     for n in g.order():
         node = g.node(n)
         shape = "x".join(str(s) for s in node["shape"]) or "scalar"
-        label = f"{g.var(n)} = {node['op']}" if node["op"] != "input" else f"{g.var(n)}: input"
+        op = ops.label(node["op"], node["attrs"])
+        label = f"{g.var(n)} = {op}" if node["op"] != "input" else f"{g.var(n)}: input"
         lines.append(f'    n{n}["{label}<br/>{shape} {node["dtype"]}"]')
     for n in g.order():
         for position, src in enumerate(g.node(n)["inputs"]):

@@ -112,3 +112,39 @@ def draws(graph: Graph, seed: int, count: int) -> list[tuple[str, Inputs]]:
 def ordered(graph: Graph, inputs: Inputs) -> list[torch.Tensor]:
     """Inputs in the order the rendered function takes them."""
     return [inputs[str(n)] for n in graph.input_ids()]
+
+
+def draws_around(graph: Graph, known: Inputs, seed: int, count: int) -> list[tuple[str, Inputs]]:
+    """Input draws for a mutant of a captured model: the user's own values come first.
+
+    Inputs the seed graph had keep their values (weights always; activations in the first draw,
+    then rescaled by the magnitude classes so the same data also meets large, tiny and boundary
+    ranges). Inputs a mutation added are drawn as ``draws`` would.
+    """
+    fresh = draws(graph, seed, count)
+    result = []
+    for i, (magnitude, drawn) in enumerate(fresh):
+        values = dict(drawn)
+        for node_id in graph.input_ids():
+            key = str(node_id)
+            if key not in known or tuple(known[key].shape) != graph.node(node_id)["shape"]:
+                continue
+            value = known[key]
+            if graph.node(node_id)["attrs"].get("role", "x") == "x" and i > 0:
+                value = _rescaled(value, magnitude, drawn[key])
+            values[key] = value
+        result.append(("user" if i == 0 else magnitude, values))
+    return result
+
+
+def _rescaled(value: torch.Tensor, magnitude: str, drawn: torch.Tensor) -> torch.Tensor:
+    """The user's activation moved into a magnitude class (non-float inputs stay as they are)."""
+    if not value.is_floating_point():
+        return value
+    if magnitude == "boundary":
+        return drawn  # on-the-boundary values are about where they sit, not the user's data
+    scale = {"large": _LARGE, "tiny": _TINY}.get(magnitude)
+    if scale is None:
+        return value
+    factor = scale[str(value.dtype).removeprefix("torch.")] / 4
+    return (value.double() * factor).to(value.dtype)

@@ -55,6 +55,10 @@ class Graph:
             raise ops.InvalidGraph(f"{spec.name} takes {spec.arity} inputs")
         shapes = [self.g.nodes[i]["shape"] for i in node["inputs"]]
         dtypes = [self.g.nodes[i]["dtype"] for i in node["inputs"]]
+        if spec.infer is not None:
+            shape, node["dtype"] = spec.infer(shapes, dtypes, node["attrs"])
+            node["shape"] = tuple(shape)
+            return
         node["shape"] = tuple(spec.shape_rule(shapes, node["attrs"]))
         node["dtype"] = spec.dtype_rule(dtypes, node["attrs"])
 
@@ -89,7 +93,8 @@ class Graph:
         return f"v{node_id}"
 
     def op_names(self) -> list[str]:
-        return [self.g.nodes[n]["op"] for n in self.op_ids()]
+        """Op per node in order; a generic call reads as its target (``F.pad``)."""
+        return [ops.label(self.g.nodes[n]["op"], self.g.nodes[n]["attrs"]) for n in self.op_ids()]
 
     def __len__(self) -> int:
         return len(self.op_ids())
@@ -200,7 +205,8 @@ class Graph:
         parts = []
         for node_id in canon.op_ids():
             node = canon.node(node_id)
-            parts.append(f"{node['op']}({','.join(str(i) for i in node['inputs'])})")
+            label = ops.label(node["op"], node["attrs"])
+            parts.append(f"{label}({','.join(str(i) for i in node['inputs'])})")
         return parts
 
 

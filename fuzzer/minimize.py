@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from fuzzer import ops, render
+from fuzzer import generic, ops, render
 from fuzzer.case import Case, CaseError
 from fuzzer.ir import Graph
 from fuzzer.oracle import Verdict
@@ -50,6 +50,7 @@ class MinimizeResult:
     reliability: tuple[int, int]
     slips: list[Path] = field(default_factory=list)
     passes: dict[str, int] = field(default_factory=dict)  # successes per pass
+    calls_to_final_ops: int = 0  # oracle calls until the op count last dropped (graph-only work)
 
     def table(self) -> list[tuple[str, str, str]]:
         return [
@@ -104,6 +105,7 @@ class Shrinker:
         self.best = case
         self.cache: dict[str, bool] = {}
         self.calls = self.hits = 0
+        self.ops_settled_at = 0  # self.calls when the op count last dropped
         self.slips: list[Path] = []
         self.start = time.monotonic()
         self._values: tuple[str, dict[int, torch.Tensor]] | None = None
@@ -142,6 +144,8 @@ class Shrinker:
         interesting = self.matches(verdict)
         self.cache[key] = interesting
         if interesting:
+            if len(candidate.graph) < len(self.best.graph):
+                self.ops_settled_at = self.calls
             candidate.verdict = verdict
             self.best = candidate
         elif verdict.is_finding:
@@ -337,7 +341,11 @@ class Shrinker:
         return self.test(candidate)
 
     def _has_casts(self) -> bool:
-        return any(op == "cast_roundtrip" for op in self.best.graph.op_names())
+        graph = self.best.graph
+        nodes = [graph.node(n) for n in graph.op_ids()]
+        return any(node["op"] == "cast_roundtrip"
+                   or (node["op"] == "call" and generic.casts_dtype(node["attrs"]))
+                   for node in nodes)
 
     def simplify_constants(self) -> bool:
         """Constants like 12345.678 distract the reader: try round numbers that still diverge."""
@@ -453,7 +461,7 @@ def minimize(case: Case, runner: Runner, *, k: int = 3, max_calls: int = 400,
         original_elements=elements(case), final_elements=elements(final),
         calls=shrinker.calls, cache_hits=shrinker.hits,
         seconds=time.monotonic() - shrinker.start, reliability=(len(agreeing), k),
-        slips=shrinker.slips, passes=counts)
+        slips=shrinker.slips, passes=counts, calls_to_final_ops=shrinker.ops_settled_at)
 
 
 def canonical(case: Case) -> Case:

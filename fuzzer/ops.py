@@ -282,10 +282,15 @@ class OpSpec:
     boundary: Callable[[list[torch.Tensor], dict, torch.dtype], torch.Tensor] | None = None
     attrs: tuple[str, ...] = field(default=())
     raw: tuple[str, ...] = field(default=())  # attrs spliced in as identifiers (dtype names)
+    # For ops no template or shape rule can describe (generic calls): arity -1 means any.
+    renderer: Callable[[list[str], dict], str] | None = None
+    infer: Callable[[list[Shape], list[str], dict], tuple[Shape, str]] | None = None
 
     def render(self, args: list[str], attrs: dict) -> str:
-        if len(args) != self.arity:
+        if self.arity >= 0 and len(args) != self.arity:
             raise InvalidGraph(f"{self.name} takes {self.arity} inputs, got {len(args)}")
+        if self.renderer is not None:
+            return self.renderer(args, attrs)
         values = {}
         for key, value in attrs.items():
             if key in self.raw:
@@ -450,8 +455,16 @@ def spec(name: str) -> OpSpec:
         raise InvalidGraph(f"unknown op {name!r}") from None
 
 
+def label(op: str, attrs: dict) -> str:
+    """How a node reads in op chains and signatures: its op, or a generic call's target."""
+    return str(attrs.get("target", op)) if op == "call" else op
+
+
 def torch_dtype(name: str) -> torch.dtype:
     value = getattr(torch, name, None)
     if not isinstance(value, torch.dtype):
         raise InvalidGraph(f"unknown dtype {name!r}")
     return value
+
+
+from fuzzer import generic  # noqa: E402,F401  (registers the generic "call" op)

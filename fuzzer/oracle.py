@@ -72,11 +72,16 @@ class Verdict:
                     f"({out.dtype}): {d['count']}/{d['total']} "
                     f"elements differ, max |diff| {d['max_abs_diff']}, "
                     f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
-                    f"{d['fp64_agrees']['compiled']}; {d.get('min_ulps')}..{d.get('max_ulps')} "
-                    "ulps from the boundary")
+                    f"{d['fp64_agrees']['compiled']}" + _distance(d))
         if self.kind in ("nonfinite", "eager-nonfinite"):
             return f"{self.kind} in output {self.output} ({out.dtype}): {d['count']} elements"
         return f"{self.kind} in output {self.output} ({out.dtype}): {d.get('reason', '')}"
+
+
+def _distance(details: dict) -> str:
+    if details.get("max_ulps") is None:
+        return ""
+    return f"; {details['min_ulps']}..{details['max_ulps']} ulps from the boundary"
 
 
 def most_severe(verdicts: list[Verdict]) -> Verdict:
@@ -112,12 +117,21 @@ def _scalar(t: torch.Tensor) -> Any:
 
 
 def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
-                   ulps: torch.Tensor | None) -> tuple[str, dict]:
-    """int-flip unless equal, or unless float64 sides with compiled on every differing element."""
+                   ulps: torch.Tensor | None,
+                   undefined: torch.Tensor | None = None) -> tuple[str, dict]:
+    """int-flip unless equal, or unless float64 sides with compiled on every differing element.
+
+    Elements in ``undefined`` (a NaN converted to an integer: C++ leaves the result undefined,
+    so eager and compiled may both be right) are not compared.
+    """
     differ = eager != compiled
+    if undefined is not None:
+        differ &= ~undefined
     count = int(differ.sum())
     if count == 0:
-        return "ok", {}
+        skipped = int((undefined & (eager != compiled)).sum()) if undefined is not None else 0
+        return "ok", {"reason": f"{skipped} differ only where the value is undefined"} \
+            if skipped else {}
     flat = differ.reshape(-1).nonzero().reshape(-1)
     e, c, r = (t.reshape(-1)[flat] for t in (eager, compiled, ref.to(eager.dtype)))
     agrees = {"eager": int((r == e).sum()), "compiled": int((r == c).sum()),
@@ -130,21 +144,28 @@ def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tenso
     }
     u = ulps.reshape(-1)[flat].double() if ulps is not None else None
     if u is not None:
-        details["min_ulps"] = round(float(u.min()), 3)
-        details["max_ulps"] = round(float(u.max()), 3)
+        details["min_ulps"] = _ulps_value(u.min())
+        details["max_ulps"] = _ulps_value(u.max())
     details["evidence"] = _evidence(e, c, r, u, details["max_abs_diff"])
     elements = []
     for j in range(min(len(flat), MAX_ELEMENTS)):
         elements.append({
             "index": _index(int(flat[j]), eager.shape),
             "eager": _scalar(e[j]), "compiled": _scalar(c[j]), "fp64": _scalar(r[j]),
-            "ulps": None if u is None else round(float(u[j]), 3),
+            "ulps": None if u is None else _ulps_value(u[j]),
         })
     details["elements"] = elements
     if agrees["compiled"] == count:
         details["reason"] = "compiled matches float64 on every differing element"
         return "ok", details
     return "int-flip", details
+
+
+def _ulps_value(u: torch.Tensor) -> float | None:
+    """A distance for the record; None when float64 itself was not finite (strict JSON has no NaN).
+    """
+    value = float(u)
+    return round(value, 3) if value == value and abs(value) != float("inf") else None
 
 
 def _evidence(e: torch.Tensor, c: torch.Tensor, r: torch.Tensor, u: torch.Tensor | None,
@@ -184,12 +205,14 @@ def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
 
 
 def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[torch.Tensor],
-          ulps: list[torch.Tensor | None], nodes: list[int]) -> Verdict:
+          ulps: list[torch.Tensor | None], nodes: list[int],
+          undefined: list[torch.Tensor | None] | None = None) -> Verdict:
     """Classify each output; the case verdict is the most severe one."""
     if len(compiled) != len(eager):
         return Verdict("crash", message=f"compiled returned {len(compiled)} outputs, "
                                         f"eager {len(eager)}")
     outputs = []
+    undefined = undefined or [None] * len(eager)
     for i, (e, c, r, u, node) in enumerate(zip(eager, compiled, ref, ulps, nodes)):
         dtype = str(e.dtype).removeprefix("torch.")
         if c.shape != e.shape or c.dtype != e.dtype:
@@ -201,7 +224,7 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
         if e.is_floating_point():
             kind, details = judge_float(e, c, r, dtype)
         else:
-            kind, details = judge_discrete(e, c, r, u)
+            kind, details = judge_discrete(e, c, r, u, undefined[i])
         outputs.append(OutputVerdict(i, node, kind, dtype, details))
     findings = [o for o in outputs if o.kind in SEVERITY]
     if not findings:

@@ -36,6 +36,8 @@ class Task:
     backend: str = "inductor"
     config: dict = field(default_factory=dict)  # torch._inductor.config overrides
     keep_outputs: bool = False  # return the tensors too (replay tables, minimizer, drafts)
+    model_file: str = ""  # set: judge this KernelBench file's own model instead (capture check)
+    seed: int = 0
 
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
@@ -94,6 +96,43 @@ class Programs:
         return result
 
 
+    def undefined_elements(self, values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
+        """Per integer output: elements converted from a float64 NaN, whose value C++ leaves
+        undefined (and, for an unclamped cast, from inf or out of the integer's range)."""
+        from fuzzer import ops
+
+        result: list[torch.Tensor | None] = []
+        for out in self.graph.outputs:
+            node = self.graph.node(out)
+            if _is_index_output(node):  # maintainers do not treat differing indices as bugs
+                result.append(torch.ones(tuple(node["shape"]), dtype=torch.bool))
+                continue
+            source = values.get(node["inputs"][0]) if node["inputs"] else None
+            if node["dtype"] == "bool" or node["dtype"] not in ops.DISCRETE_DTYPES \
+                    or source is None or not source.is_floating_point():
+                result.append(None)
+                continue
+            bad = torch.isnan(source)
+            if node["op"] in ("to_int32", "call"):  # no clamp before the conversion
+                info = torch.iinfo(ops.torch_dtype(node["dtype"]))
+                bad |= (source < info.min) | (source > info.max) | torch.isinf(source)
+            shape = tuple(node["shape"])
+            result.append(bad.cpu() if tuple(bad.shape) == shape else None)
+        return result
+
+
+INDEX_OPS = {"argmax", "argmin", "argsort"}  # always indices
+INDEX_PICKS = {"topk", "sort", "max", "min", "kthvalue", "mode", "median"}  # element 1: indices
+
+
+def _is_index_output(node: dict) -> bool:
+    """A captured argmax/argmin/topk-indices output: ties make any answer valid."""
+    if node["op"] != "call":
+        return False
+    name = str(node["attrs"].get("target", "")).rsplit(".", 1)[-1]
+    return name in INDEX_OPS or (name in INDEX_PICKS and node["attrs"].get("pick") == 1)
+
+
 def compile_model(model: Callable, backend: str) -> Callable:
     return torch.compile(model, backend=resolve_backend(backend), fullgraph=True, dynamic=False)
 
@@ -107,6 +146,10 @@ def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
 
 def run_task(task: Task) -> dict[str, Any]:
     """Judge every draw; return the most severe verdict (and outputs when asked)."""
+    if task.model_file:
+        from fuzzer.capture import run_original
+
+        return run_original(task)
     graph = Graph.from_dict(task.graph)
     programs = Programs.build(graph)
     torch._dynamo.reset()
@@ -143,7 +186,8 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         return Verdict("crash", message=_error_line(err)), {"eager": eager}
     values = programs.trace(*[upcast(a) for a in args])
     ref = [values[o] for o in programs.graph.outputs]
-    verdict = oracle.judge(eager, out, ref, programs.boundary_ulps(values), programs.graph.outputs)
+    verdict = oracle.judge(eager, out, ref, programs.boundary_ulps(values), programs.graph.outputs,
+                           programs.undefined_elements(values))
     outputs = {"eager": [t.cpu() for t in eager], "compiled": [t.cpu() for t in out],
                "fp64": [t.cpu() for t in ref]}
     return verdict, outputs

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fuzzer import ops
 from fuzzer.case import Case
 from fuzzer.ir import Graph
 from fuzzer.oracle import Verdict
@@ -366,7 +367,8 @@ def op_chain(graph: Graph) -> list[str]:
     for node in order:
         data = graph.node(node)
         args = ",".join(f"%{position[a]}" for a in data["inputs"])
-        text = "input" if data["op"] == "input" else f"{data['op']}({args})"
+        label = ops.label(data["op"], data["attrs"])
+        text = "input" if data["op"] == "input" else f"{label}({args})"
         if node in graph.outputs:
             text += f"->out{graph.outputs.index(node)}"
         chain.append(text)
@@ -375,8 +377,8 @@ def op_chain(graph: Graph) -> list[str]:
 
 def readable_chain(graph: Graph, limit: int = 8) -> str:
     """``gelu → e8m0`` for titles: the ops in canonical order, long chains elided."""
-    names = [graph.node(n)["op"] for n in canonical_order(graph)
-             if graph.node(n)["op"] != "input"]
+    names = [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
+             for n in canonical_order(graph) if graph.node(n)["op"] != "input"]
     if len(names) > limit:
         names = names[:limit // 2] + ["…"] + names[-(limit // 2):]
     return " → ".join(names)

@@ -9,7 +9,6 @@ installed torch. Bad input is one line on stderr and exit 2.
 from __future__ import annotations
 
 import functools
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -38,6 +37,12 @@ def user_error(message: str) -> click.ClickException:
     from fuzzer.cli import UserError
 
     return UserError(message)
+
+
+def strict_json(value: Any) -> str:
+    from fuzzer.cli import strict_json as dump
+
+    return dump(value)
 
 
 def register(main: click.Group) -> None:
@@ -94,8 +99,8 @@ def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout:
         pool.close()
     sig = signature(case, attribution)
     if as_json:
-        click.echo(json.dumps({"case": str(case_path), "signature": sig,
-                               "attribution": attribution.to_dict()}, indent=2))
+        click.echo(strict_json({"case": str(case_path), "signature": sig,
+                                "attribution": attribution.to_dict()}))
     else:
         _print_attribution(case, attribution, sig)
     sys.exit(0 if attribution.reproduces else 1)
@@ -195,7 +200,7 @@ def findings_command(reports: Path, recheck: bool, k: int, as_json: bool) -> Non
             _recheck(store, k, quiet=as_json)
         findings = ranked(store.findings())
     if as_json:
-        click.echo(json.dumps([f.to_dict() for f in findings], indent=2))
+        click.echo(strict_json([f.to_dict() for f in findings]))
         return
     _print_findings(findings, reports)
 

@@ -132,6 +132,10 @@ class Runner:
         self.timeout = timeout
         self.worker: Worker | None = None
 
+    @property
+    def device(self) -> str:
+        return self.options["device"]
+
     def start(self) -> None:
         if self.worker is None:
             self.worker = Worker(**self.options)

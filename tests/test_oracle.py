@@ -262,3 +262,34 @@ def test_worker_more_accurate_compiled_is_no_finding(fake_runner) -> None:
 def test_worker_faithful_backends_are_ok(fake_runner, backend: str) -> None:
     verdict = Verdict.from_dict(fake_runner.run(planted_task(backend))["verdict"])
     assert verdict.kind == "ok" and [o.kind for o in verdict.outputs] == ["ok", "ok"]
+
+
+def test_nan_converted_to_an_integer_is_not_compared() -> None:
+    """C++ leaves float->int of NaN undefined: eager 0 vs compiled -128 is no finding."""
+    eager = torch.zeros(4, dtype=torch.int8)
+    compiled = torch.tensor([-128, -128, 0, 5], dtype=torch.int8)
+    undefined = torch.tensor([True, True, False, False])
+    verdict = judge([eager], [compiled], [eager.clone()], [None], [0], [undefined])
+    assert verdict.kind == "int-flip" and verdict.outputs[0].details["count"] == 1
+    compiled[3] = 0
+    assert judge([eager], [compiled], [eager.clone()], [None], [0], [undefined]).kind == "ok"
+
+
+def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
+    from fuzzer.runner import Programs, upcast
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((2, 3))
+    nan_source = b.op("sqrt", x)  # NaN wherever x < 0
+    cast = b.op("call", nan_source, target="Tensor.to", args=[{"in": 0}, {"dtype": "int8"}],
+                kwargs={})
+    head = b.op("quant_int8", nan_source, scale=0.1, zero_point=0)
+    index = b.op("call", x, target="torch.argmax", args=[{"in": 0}], kwargs={"dim": -1})
+    b.graph.outputs = [cast, head, index, nan_source]
+    programs = Programs.build(b.graph)
+    x_value = torch.tensor([[1.0, -1.0, 4.0], [-2.0, 9.0, 20000.0]], dtype=torch.float64)
+    values = programs.trace(upcast(x_value))
+    cast_mask, head_mask, index_mask, float_mask = programs.undefined_elements(values)
+    assert cast_mask.tolist() == [[False, True, False], [True, False, True]]  # NaN, and sqrt(20000) > 127
+    assert head_mask.tolist() == [[False, True, False], [True, False, False]]  # clamped: NaN only
+    assert bool(index_mask.all()) and float_mask is None
