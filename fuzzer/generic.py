@@ -203,6 +203,15 @@ def infer_call(shapes: list[ops.Shape], dtypes: list[str], attrs: dict) -> tuple
     return tuple(out.shape), str(out.dtype).removeprefix("torch.")
 
 
+def is_int_cast(attrs: dict) -> bool:
+    """``x.to(torch.int8)`` and the like: a float-to-integer conversion (truncation)."""
+    args = list(attrs.get("args", ()))
+    if attrs.get("target") != "Tensor.to" or len(args) != 2 or attrs.get("kwargs"):
+        return False
+    tag = args[1] if isinstance(args[1], dict) else {}
+    return tag.get("dtype") in ("int8", "uint8", "int16", "int32", "int64")
+
+
 def casts_dtype(attrs: dict) -> bool:
     """Whether a call names a dtype (a cast the minimizer must not widen away)."""
     def walk(v: Any) -> bool:

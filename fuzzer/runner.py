@@ -81,20 +81,23 @@ class Programs:
 
     def boundary_ulps(self, values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
         """Per output: float64 distance (ulps) of each element from its head's discontinuity."""
-        from fuzzer import ops
+        from fuzzer import generic, ops
 
         result = []
         for out in self.graph.outputs:
             node = self.graph.node(out)
             spec = ops.REGISTRY.get(node["op"])
-            if spec is None or not spec.discrete:
+            boundary = spec.boundary if spec is not None else None
+            if node["op"] == "call" and generic.is_int_cast(node["attrs"]) and node["inputs"] \
+                    and self.graph.node(node["inputs"][0])["dtype"] in ops.FLOAT_DTYPES:
+                boundary = ops.to_int_ulps  # a captured x.to(int8): flips at the integers
+            if boundary is None:
                 result.append(None)
                 continue
             head_inputs = [values[i] for i in node["inputs"]]
             working = ops.torch_dtype(self.graph.node(node["inputs"][0])["dtype"])
-            result.append(spec.boundary(head_inputs, node["attrs"], working).cpu())
+            result.append(boundary(head_inputs, node["attrs"], working).cpu())
         return result
-
 
     def undefined_elements(self, values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
         """Per integer output: elements converted from a float64 NaN, whose value C++ leaves

@@ -293,3 +293,16 @@ def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
     assert cast_mask.tolist() == [[False, True, False], [True, False, True]]  # NaN; sqrt(2e4) > 127
     assert head_mask.tolist() == [[False, True, False], [True, False, False]]  # clamped: NaN only
     assert bool(index_mask.all()) and float_mask is None
+
+
+def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
+    from fuzzer.runner import Programs, upcast
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((3,))
+    cast = b.op("call", x, target="Tensor.to", args=[{"in": 0}, {"dtype": "int8"}], kwargs={})
+    b.graph.outputs = [cast]
+    programs = Programs.build(b.graph)
+    x_value = torch.tensor([2.0, 2.5, 3.0 - 2.0 ** -20], dtype=torch.float64)
+    (ulps,) = programs.boundary_ulps(programs.trace(upcast(x_value)))
+    assert ulps[0] == 0 and ulps[1] > 1e5 and 1 <= ulps[2] <= 8
