@@ -57,6 +57,7 @@ class MinimizeResult:
             ("ops", str(self.original_ops), str(self.final_ops)),
             ("input elements", str(self.original_elements), str(self.final_elements)),
             ("oracle calls", "", str(self.calls)),
+            ("calls until the op count settled", "", str(self.calls_to_final_ops)),
             ("cache hits", "", str(self.cache_hits)),
             ("wall time", "", f"{self.seconds:.1f}s"),
             ("reliability", "", f"{self.reliability[0]}/{self.reliability[1]}"),

@@ -60,6 +60,10 @@ def test_planted_int_flip_shrinks_to_erf_then_e8m0(fake_runner, tmp_path):
     assert result.case.graph.op_names() == ["erf", "e8m0"]
     assert result.final_elements == 1
     assert result.original_ops == 12 and result.final_ops == 2
+    # graph reduction ends between the 3 opening and the 3 closing reproducibility runs
+    assert 3 < result.calls_to_final_ops <= result.calls - 3
+    assert ("calls until the op count settled", "", str(result.calls_to_final_ops)) \
+        in result.table()
     assert result.reliability == (3, 3)
     assert result.case.verdict.kind == "int-flip"
 
