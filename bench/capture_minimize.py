@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from fuzzer.capture import verify_capture  # noqa: E402
+from fuzzer.capture import capture_file, verify_capture  # noqa: E402
 from fuzzer.minimize import minimize  # noqa: E402
 from fuzzer.workers import Runner  # noqa: E402
 
@@ -42,7 +42,9 @@ def main() -> None:
         for name, backend in RUNS:
             runner = inductor if backend == "inductor" else fake
             start = time.monotonic()
-            check = verify_capture(REPO / "tests/models" / name, 0, runner, backend=backend)
+            case = capture_file(REPO / "tests/models" / name, 0).case("cpu")
+            case.backend = backend
+            check = verify_capture(case, runner)
             verify_s = time.monotonic() - start
             row = {"model": name, "backend": backend, "reproduces": check.reproduces,
                    "message": check.message, "verify_s": round(verify_s, 1)}

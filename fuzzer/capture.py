@@ -26,7 +26,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from fuzzer import generic, ops, oracle, render
+from fuzzer import generic, ops, oracle, render, runner
 from fuzzer.case import Case, CaseError
 from fuzzer.ir import Graph
 from fuzzer.oracle import Verdict
@@ -100,7 +100,10 @@ class Captured:
     inputs: dict[str, torch.Tensor]
     dtype: str
     origin: dict = field(default_factory=dict)
-    generic_ops: int = 0  # nodes kept as generic calls (outside the registry)
+
+    @property
+    def generic_ops(self) -> int:
+        return generic_ops(self.graph)
 
     def case(self, device: str = "auto") -> Case:
         if device == "auto":
@@ -108,6 +111,11 @@ class Captured:
         return Case(graph=self.graph.copy(), inputs=dict(self.inputs), device=device,
                     dtype=self.dtype, seed=int(self.origin.get("seed", 0)), grammar="user-model",
                     origin=dict(self.origin))
+
+
+def generic_ops(graph: Graph) -> int:
+    """How many nodes were kept as generic calls (outside the registry)."""
+    return sum(graph.node(n)["op"] == "call" for n in graph.op_ids())
 
 
 def capture_file(path: str | Path, seed: int = 0) -> Captured:
@@ -144,8 +152,7 @@ def capture_module(model: torch.nn.Module, inputs: list[torch.Tensor],
     graph.remove_dead()
     fuse_heads(graph)
     values = {str(n): translator.values[str(n)] for n in graph.input_ids()}
-    captured = Captured(graph, values, _main_dtype(graph, values),
-                        generic_ops=sum(graph.node(n)["op"] == "call" for n in graph.op_ids()))
+    captured = Captured(graph, values, _main_dtype(graph))
     _check_faithful(model, inputs, captured, where)
     return captured
 
@@ -484,12 +491,12 @@ def _fuse(graph: Graph, chain: list[int], op: str, attrs: dict) -> None:
     graph.remove_dead()
 
 
-def _main_dtype(graph: Graph, values: dict[str, torch.Tensor]) -> str:
+def _main_dtype(graph: Graph) -> str:
     """The case's dtype: the first floating activation's, else the first floating weight's."""
     ids = graph.input_ids()
     ranked = sorted(ids, key=lambda n: graph.node(n)["attrs"].get("role") != "x")
     for n in ranked:
-        if values[str(n)].is_floating_point():
+        if graph.node(n)["dtype"] in ops.FLOAT_DTYPES:
             return graph.node(n)["dtype"]
     return "float32"
 
@@ -524,6 +531,17 @@ def _as_list(out: Any) -> list[torch.Tensor]:
 # ------------------------------------------------------------------ the original, in a worker
 
 
+class OriginalPrograms(runner.Programs):
+    """The file's own module: no graph to ask for heads or casts, so it is judged on its outputs
+    alone."""
+
+    def boundary_ulps(self, values: dict) -> list[None]:
+        return [None] * len(self.graph.outputs)
+
+    def undefined_elements(self, values: dict) -> list[None]:
+        return [None] * len(self.graph.outputs)
+
+
 def run_original(task: Any) -> dict[str, Any]:
     """Judge the model file itself (eager, compiled, float64) like ``runner.run_task`` does.
 
@@ -531,8 +549,6 @@ def run_original(task: Any) -> dict[str, Any]:
     and seed define the model and its inputs; the float64 reference is a double-precision copy
     of the module on upcast inputs. ``task.graph`` only names the outputs, as in the case.
     """
-    from fuzzer import runner
-
     loaded = load_model_file(task.model_file, task.seed)
     model = loaded.model.to(task.device)
     reference = copy.deepcopy(loaded.model).double().to(task.device)
@@ -544,10 +560,7 @@ def run_original(task: Any) -> dict[str, Any]:
     def trace(*args: torch.Tensor) -> dict[int, torch.Tensor]:
         return dict(zip(graph.outputs, _as_list(reference(*args))))
 
-    programs = runner.Programs(graph, "", forward, trace)
-    # No graph to ask for heads or casts: the original is judged on its outputs alone.
-    programs.boundary_ulps = lambda values: [None] * len(graph.outputs)
-    programs.undefined_elements = lambda values: [None] * len(graph.outputs)
+    programs = OriginalPrograms(graph, "", forward, trace)
     torch._dynamo.reset()
     compiled = runner.compile_model(forward, task.backend)
     args = [t.to(task.device) for t in loaded.inputs]
@@ -570,21 +583,21 @@ class CaptureCheck:
     original: Verdict | None = None
 
 
-def verify_capture(path: str | Path, seed: int, runner: Any,
-                   backend: str = "inductor") -> CaptureCheck:
-    """Run the file's model and its captured case side by side: the same divergence, same output?
+def verify_capture(case: Case, runner: Any) -> CaptureCheck:
+    """Run a captured case and the file's own model side by side: same divergence, same output?
+
+    ``case`` comes from ``Captured.case`` (its origin names the file and seed); the original is
+    judged with the case's backend and device.
     """
-    captured = capture_file(path, seed)
-    case = captured.case(runner.device)
-    case.backend = backend
     from fuzzer.replay import replay_case, task_for
 
+    path, seed = case.origin["model_file"], case.origin["seed"]
     task = task_for(case, keep_outputs=True)
     task.model_file, task.seed = str(Path(path).resolve()), seed
     original = Verdict.from_dict(runner.run(task)["verdict"])
     verdict, _ = replay_case(case, runner=runner)
     case.verdict = verdict
-    size = f"{len(case.graph)} ops, {captured.generic_ops} generic"
+    size = f"{len(case.graph)} ops, {generic_ops(case.graph)} generic"
     if not original.is_finding:
         return CaptureCheck(False, f"{path}: Model does not diverge with --seed {seed} on "
                             f"{case.device} ({original.summary()}); nothing to minimize",
@@ -596,5 +609,3 @@ def verify_capture(path: str | Path, seed: int, runner: Any,
                             case, original)
     return CaptureCheck(True, f"{path}: captured ({size}); the same divergence as Model itself: "
                         f"{verdict.kind} in output {verdict.output}", case, original)
-
-

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import sys
 import time
@@ -78,7 +79,7 @@ def strict_json(value: Any) -> str:
     """JSON that strict parsers accept: inf/NaN (a nonfinite finding's values) become strings."""
 
     def clean(v: Any) -> Any:
-        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        if isinstance(v, float) and not math.isfinite(v):
             return str(v)
         if isinstance(v, dict):
             return {k: clean(x) for k, x in v.items()}
@@ -341,7 +342,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
 
     try:
         if target.suffix == ".py":
-            case = _captured_divergence(target, seed, runner, progress)
+            case = _captured_divergence(case, runner, progress)
         out = out or Path("reports") / "min" / case.digest()[:12]
         result = shrink(case, runner, k=k, max_calls=max_calls, seconds=seconds,
                         corpus=corpus, progress=progress)
@@ -363,11 +364,11 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     sys.exit(0)
 
 
-def _captured_divergence(path: Path, seed: int, runner: Any, progress: Callable) -> Any:
+def _captured_divergence(case: Any, runner: Any, progress: Callable) -> Any:
     """A model file's case, after checking it diverges the way the file itself does."""
     from fuzzer.capture import verify_capture
 
-    check = verify_capture(path, seed, runner)
+    check = verify_capture(case, runner)
     progress(check.message)
     if not check.reproduces:
         raise UserError(check.message)

@@ -104,9 +104,10 @@ class Graph:
     def copy(self) -> Graph:
         return Graph.from_dict(self.to_dict())
 
-    def replace_uses(self, old: int, new: int) -> None:
-        """Make every consumer (and output slot) of ``old`` read ``new`` instead."""
-        for user in self.consumers(old):
+    def replace_uses(self, old: int, new: int, users: Iterable[int] | None = None) -> None:
+        """Make every consumer (and output slot) of ``old`` read ``new`` instead; with ``users``,
+        only those consumers (a node spliced in after ``old`` keeps reading it)."""
+        for user in self.consumers(old) if users is None else list(users):
             node = self.g.nodes[user]
             node["inputs"] = [new if i == old else i for i in node["inputs"]]
             self.g.remove_edge(old, user)

@@ -64,13 +64,7 @@ def _builder(graph: Graph, rng: random.Random, node: int) -> grammar.Builder:
 
 def _splice(graph: Graph, old: int, new: int, created_after: int) -> None:
     """Make the consumers ``old`` had before the edit (and its output slots) read ``new``."""
-    for user in graph.consumers(old):
-        if user < created_after:
-            node = graph.node(user)
-            for position, src in enumerate(list(node["inputs"])):
-                if src == old:
-                    graph.set_input(user, position, new)
-    graph.outputs = [new if o == old else o for o in graph.outputs]
+    graph.replace_uses(old, new, [u for u in graph.consumers(old) if u < created_after])
 
 
 def insert_op(graph: Graph, rng: random.Random) -> bool:

@@ -8,6 +8,7 @@ fuzzer hunts, so two kinds come first: ``nonfinite`` (inf/NaN only in compiled) 
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -165,7 +166,7 @@ def _ulps_value(u: torch.Tensor) -> float | None:
     """A distance for the record; None when float64 itself was not finite (strict JSON has no NaN).
     """
     value = float(u)
-    return round(value, 3) if value == value and abs(value) != float("inf") else None
+    return round(value, 3) if math.isfinite(value) else None
 
 
 def _evidence(e: torch.Tensor, c: torch.Tensor, r: torch.Tensor, u: torch.Tensor | None,

@@ -149,9 +149,15 @@ def test_a_case_file_naming_a_non_tensor_op_is_refused(target: str, tmp_path: Pa
 # ---------------------------------------------------------------- same divergence, minimized
 
 
+def captured_with(path: Path, backend: str) -> Case:
+    case = capture_file(path, seed=0).case("cpu")
+    case.backend = backend
+    return case
+
+
 def test_planted_divergence_in_a_file_is_the_same_in_its_capture(fake_runner) -> None:
     path = MODELS / "erf_saturation.py"
-    check = verify_capture(path, 0, fake_runner, backend="tests.fakes:erf_ulp")
+    check = verify_capture(captured_with(path, "tests.fakes:erf_ulp"), fake_runner)
     assert check.reproduces, check.message
     assert check.original.kind == check.case.verdict.kind == "int-flip"
     assert check.original.output == check.case.verdict.output == 0
@@ -159,14 +165,14 @@ def test_planted_divergence_in_a_file_is_the_same_in_its_capture(fake_runner) ->
 
 
 def test_a_file_that_does_not_diverge_is_told_so(fake_runner) -> None:
-    check = verify_capture(MODELS / "buffer_linear.py", 0, fake_runner, backend="eager")
+    check = verify_capture(captured_with(MODELS / "buffer_linear.py", "eager"), fake_runner)
     assert not check.reproduces and "does not diverge" in check.message
 
 
 def test_planted_divergence_in_a_captured_model_minimizes_to_a_few_ops(fake_runner,
                                                                        tmp_path) -> None:
-    check = verify_capture(MODELS / "erf_saturation.py", 0, fake_runner,
-                           backend="tests.fakes:erf_ulp")
+    check = verify_capture(captured_with(MODELS / "erf_saturation.py", "tests.fakes:erf_ulp"),
+                           fake_runner)
     result = minimize(check.case, fake_runner, corpus=tmp_path)
     assert result.original_ops == 13
     assert result.case.graph.op_names() == ["erf", "e8m0"]
