@@ -19,9 +19,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from fuzzer.capture import capture_file, verify_capture  # noqa: E402
-from fuzzer.minimize import minimize  # noqa: E402
-from fuzzer.workers import Runner  # noqa: E402
+from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.reduce.minimize import minimize  # noqa: E402
+from fuzzer.user.capture import capture_file, verify_capture  # noqa: E402
 
 RUNS = [  # (model file, backend): real Inductor first, planted where CPU Inductor agrees
     ("conv_gelu_e8m0.py", "inductor"),

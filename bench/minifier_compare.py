@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fuzzer.case import Case  # noqa: E402
-from fuzzer.minimize import minimize  # noqa: E402
-from fuzzer.repro import write_repro  # noqa: E402
-from fuzzer.workers import Runner  # noqa: E402
+from fuzzer.corpus.case import Case  # noqa: E402
+from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.reduce.minimize import minimize  # noqa: E402
+from fuzzer.reduce.repro import write_repro  # noqa: E402
 
 
 def ours(case: Case) -> dict:
@@ -84,9 +84,9 @@ def run_launcher(launcher: Path, work: Path, limit: float) -> dict:
 FX_DRIVER = r"""
 import sys, time, torch, io, contextlib
 sys.path.insert(0, REPO)
-from fuzzer.case import Case
-from fuzzer.runner import Programs, upcast
-from fuzzer import oracle
+from fuzzer.corpus.case import Case
+from fuzzer.execute.runner import Programs, upcast
+from fuzzer.judge import oracle
 from torch._functorch.fx_minifier import minifier
 
 case = Case.load(CASE)

@@ -41,10 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from fuzzer import campaign, render  # noqa: E402
-from fuzzer.ir import Graph  # noqa: E402
-from fuzzer.runner import Task, compile_model, inductor_config, run_task  # noqa: E402
-from fuzzer.workers import Runner  # noqa: E402
+from fuzzer.corpus import campaign
+from fuzzer.execute.runner import Task, compile_model, inductor_config, run_task  # noqa: E402
+from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.ir import render  # noqa: E402
+from fuzzer.ir.graph import Graph  # noqa: E402
 
 
 def machine() -> dict[str, Any]:
@@ -163,7 +164,7 @@ def overhead(cases: int, seed: int) -> dict[str, Any]:
 
 def corpus(directory: Path) -> dict[str, Any]:
     """What a campaign's corpus holds: kinds, dtypes, heads, and how strong each flip is."""
-    from fuzzer.case import Case
+    from fuzzer.corpus.case import Case
 
     kinds: Counter = Counter()
     by_dtype: Counter = Counter()

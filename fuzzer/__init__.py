@@ -1,8 +1,14 @@
 """numfuzz: a differential fuzzer for torch.compile numerics.
 
-The data path, one module per stage: ops (registry) -> grammar -> ir -> render -> runner/workers ->
-oracle -> case -> campaign; then minimize -> repro; triage -> store -> draft -> nightly; capture and
-mutate bring a user's own model into the same IR.
+One data path, a subpackage per stage, in the order data flows (``STAGES``):
+
+    ir -> gen -> judge -> execute -> corpus -> user -> reduce -> triage -> report -> cli
+
+A module may import only from its own stage or an earlier one, and the graph IR is the one thing
+passed between stages; ``tests/test_layout.py`` fails on an import against the flow or a cycle.
 """
 
 __version__ = "0.1.0"
+
+# Earlier stages first. Each subpackage's docstring says what it owns.
+STAGES = ("ir", "gen", "judge", "execute", "corpus", "user", "reduce", "triage", "report", "cli")

@@ -3,9 +3,20 @@ Inductor compile), so tests share them per session instead of starting their own
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
-from fuzzer.workers import Runner
+from fuzzer.execute.runner import trust_backend
+from fuzzer.execute.workers import Runner
+from tests import fakes, triage_fakes
+
+# The suite's own fake backends are trusted, as a user trusts one with --trust-backend: case
+# files naming them load. Every other module:function backend in a file is still refused.
+for _module in (fakes, triage_fakes):
+    for _name, _fn in inspect.getmembers(_module, inspect.isfunction):
+        if not _name.startswith("_") and _fn.__module__ == _module.__name__:
+            trust_backend(f"{_module.__name__}:{_name}")
 
 
 @pytest.fixture(scope="session")

@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from fuzzer import inputs, oracle, render
-from fuzzer.capture import CaptureError, capture_file, load_model_file, verify_capture
-from fuzzer.case import Case, CaseError
-from fuzzer.ir import Graph
-from fuzzer.minimize import minimize
-from fuzzer.mutate import mutate
-from fuzzer.replay import replay_case
+from fuzzer.corpus.case import Case, CaseError
+from fuzzer.corpus.replay import replay_case
+from fuzzer.gen import inputs
+from fuzzer.gen.mutate import mutate
+from fuzzer.ir import render
+from fuzzer.ir.graph import Graph
+from fuzzer.judge import oracle
+from fuzzer.reduce.minimize import minimize
+from fuzzer.user.capture import CaptureError, capture_file, load_model_file, verify_capture
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO / "tests" / "models"
@@ -270,9 +272,10 @@ def test_models_directory_files_follow_the_convention() -> None:
 
 def test_triage_signature_and_draft_work_on_a_captured_case(fake_runner, tmp_path) -> None:
     """Generic calls flow through attribution, signatures and the pt2-style draft."""
-    from fuzzer import draft
-    from fuzzer.store import Finding
-    from fuzzer.triage import RunnerPool, attribute, knob_named, signature
+    from fuzzer.report import draft
+    from fuzzer.report.store import Finding
+    from fuzzer.triage.attribute import RunnerPool, attribute, knob_named
+    from fuzzer.triage.signature import signature
 
     cases = []
     for name in ("attention_block.py", "buffer_linear.py"):

@@ -18,10 +18,10 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from fuzzer import campaign
-from fuzzer.case import FORMAT, VERSION, Case, CaseError
 from fuzzer.cli import main
-from fuzzer.oracle import judge
+from fuzzer.corpus import campaign
+from fuzzer.corpus.case import FORMAT, VERSION, Case, CaseError
+from fuzzer.judge.oracle import judge
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -252,7 +252,8 @@ DONE = re.compile(r"case (\d+): ")
 def _uint8_indices(cases: int) -> set[int]:
     """Cases the planted +1 turns into findings: a uint8 output whose first element is defined
     (not converted from a float64 NaN, which the oracle rightly does not compare)."""
-    from fuzzer.runner import Programs, upcast
+    from fuzzer.execute.runner import Programs, upcast
+    from fuzzer.judge import policy
 
     settings = campaign.Settings(out=Path("unused"), seed=2, dtypes=("float32",), draws=1)
     found = set()
@@ -261,7 +262,7 @@ def _uint8_indices(cases: int) -> set[int]:
         graph = case.graph
         programs = Programs.build(graph)
         values = programs.trace(*[upcast(task.draws[0][str(n)]) for n in graph.input_ids()])
-        undefined = programs.undefined_elements(values)
+        undefined = policy.undefined_elements(graph, values)
         first_uint8 = next((k for k, o in enumerate(graph.outputs)
                             if graph.node(o)["dtype"] == "uint8"), None)
         if first_uint8 is not None and not bool(undefined[first_uint8].reshape(-1)[0]):

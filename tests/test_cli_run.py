@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fuzzer import campaign
-from fuzzer.case import Case
 from fuzzer.cli import UserError, main, parse_duration
+from fuzzer.corpus import campaign
+from fuzzer.corpus.case import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "numfuzz"

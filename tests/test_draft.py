@@ -8,10 +8,10 @@ import shlex
 
 import pytest
 
-from fuzzer import draft
-from fuzzer.grammar import Builder
-from fuzzer.store import Finding
-from fuzzer.triage import RunnerPool, attribute, knob_named
+from fuzzer.gen.grammar import Builder
+from fuzzer.report import draft
+from fuzzer.report.store import Finding
+from fuzzer.triage.attribute import RunnerPool, attribute, knob_named
 from tests import triage_fakes as tf
 
 

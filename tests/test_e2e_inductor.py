@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from fuzzer import campaign
-from fuzzer.case import Case
-from fuzzer.replay import replay_case
-from fuzzer.workers import Runner
+from fuzzer.corpus import campaign
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.replay import replay_case
+from fuzzer.execute.workers import Runner
 
 pytestmark = pytest.mark.inductor
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer import inputs
-from fuzzer.case import Case
-from fuzzer.grammar import Builder
-from fuzzer.minimize import NotReproducible, Shrinker, minimize
-from fuzzer.replay import replay_case
-from fuzzer.repro import write_repro
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.replay import replay_case
+from fuzzer.gen import inputs
+from fuzzer.gen.grammar import Builder
+from fuzzer.reduce.minimize import NotReproducible, Shrinker, minimize
+from fuzzer.reduce.repro import write_repro
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_CASE = REPO / "tests" / "data" / "real_cpu_bf16_int_flip.pt"
@@ -109,7 +109,7 @@ def test_flaky_case_is_refused_with_a_clear_message(fake_runner):
     case = erf_saturation_case(backend="tests.fakes:flaky")
     case.graph.outputs = [case.graph.outputs[0]]
     case.graph.remove_dead()
-    from fuzzer.oracle import Verdict
+    from fuzzer.judge.oracle import Verdict
 
     case.verdict = Verdict("int-flip", 0, case.graph.outputs[0])
     with pytest.raises(NotReproducible, match=r"flaky: [12]/3"):

@@ -15,10 +15,10 @@ import torch
 from click.testing import CliRunner
 
 from fuzzer.cli import main
-from fuzzer.nightly import NightSettings, finding_for, recheck, run_night
-from fuzzer.store import Store
-from fuzzer.triage import RunnerPool
-from fuzzer.workers import Runner
+from fuzzer.execute.workers import Runner
+from fuzzer.report.nightly import NightSettings, finding_for, recheck, run_night
+from fuzzer.report.store import Store
+from fuzzer.triage.attribute import RunnerPool
 from tests import triage_fakes as tf
 
 ROOT = Path(__file__).resolve().parent.parent

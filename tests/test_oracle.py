@@ -9,11 +9,12 @@ import random
 import pytest
 import torch
 
-from fuzzer import inputs, oracle
-from fuzzer.grammar import Builder
-from fuzzer.ir import Graph
-from fuzzer.oracle import Verdict, judge
-from fuzzer.runner import Task
+from fuzzer.execute.runner import Task
+from fuzzer.gen import inputs
+from fuzzer.gen.grammar import Builder
+from fuzzer.ir.graph import Graph
+from fuzzer.judge import oracle
+from fuzzer.judge.oracle import Verdict, judge
 
 # ---------------------------------------------------------------- judge() on hand-made tensors
 
@@ -276,7 +277,8 @@ def test_nan_converted_to_an_integer_is_not_compared() -> None:
 
 
 def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
-    from fuzzer.runner import Programs, upcast
+    from fuzzer.execute.runner import Programs, upcast
+    from fuzzer.judge import policy
 
     b = Builder(random.Random(0), "float32")
     x = b.input((2, 3))
@@ -289,14 +291,15 @@ def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
     programs = Programs.build(b.graph)
     x_value = torch.tensor([[1.0, -1.0, 4.0], [-2.0, 9.0, 20000.0]], dtype=torch.float64)
     values = programs.trace(upcast(x_value))
-    cast_mask, head_mask, index_mask, float_mask = programs.undefined_elements(values)
+    cast_mask, head_mask, index_mask, float_mask = policy.undefined_elements(b.graph, values)
     assert cast_mask.tolist() == [[False, True, False], [True, False, True]]  # NaN; sqrt(2e4) > 127
     assert head_mask.tolist() == [[False, True, False], [True, False, False]]  # clamped: NaN only
     assert bool(index_mask.all()) and float_mask is None
 
 
 def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
-    from fuzzer.runner import Programs, upcast
+    from fuzzer.execute.runner import Programs, upcast
+    from fuzzer.judge import policy
 
     b = Builder(random.Random(0), "float32")
     x = b.input((3,))
@@ -304,5 +307,5 @@ def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
     b.graph.outputs = [cast]
     programs = Programs.build(b.graph)
     x_value = torch.tensor([2.0, 2.5, 3.0 - 2.0 ** -20], dtype=torch.float64)
-    (ulps,) = programs.boundary_ulps(programs.trace(upcast(x_value)))
+    (ulps,) = policy.boundary_ulps(b.graph, programs.trace(upcast(x_value)))
     assert ulps[0] == 0 and ulps[1] > 1e5 and 1 <= ulps[2] <= 8

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.store import Finding, Store
+from fuzzer.report.store import Finding, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,7 +76,7 @@ def test_processed_marked_with_the_hit(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys
-    from fuzzer.store import Finding, Store
+    from fuzzer.report.store import Finding, Store
     path, me, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = Store(path)
     for i in range(n):

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.grammar import Builder
-from fuzzer.ir import Graph
-from fuzzer.triage import (
+from fuzzer.execute.workers import Runner
+from fuzzer.gen.grammar import Builder
+from fuzzer.ir.graph import Graph, op_chain
+from fuzzer.triage.attribute import (
     Attribution,
     Knob,
     KnobResult,
@@ -23,11 +24,9 @@ from fuzzer.triage import (
     attribute,
     bisect_summary,
     knob_named,
-    op_chain,
-    signature,
     triage,
 )
-from fuzzer.workers import Runner
+from fuzzer.triage.signature import signature
 from tests import triage_fakes as tf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,7 +117,7 @@ def test_real_cpu_divergence_removed_by_emulate_precision_casts(inductor_runner)
 
 def config_knobs() -> list[Knob]:
     """Every knob except those needing a worker of their own (tested above with a fake)."""
-    from fuzzer.triage import KNOBS
+    from fuzzer.triage.attribute import KNOBS
 
     return [k for k in KNOBS if not k.env]
 
@@ -206,8 +205,9 @@ def test_signature_is_the_same_in_another_process(tmp_path):
     case = case_of(diamond(3))
     case.save(tmp_path / "case.pt")
     (tmp_path / "attr.json").write_text(json.dumps(ATTRIBUTED.to_dict()))
-    code = ("import json, sys; from fuzzer.case import Case; "
-            "from fuzzer.triage import Attribution, signature; "
+    code = ("import json, sys; from fuzzer.corpus.case import Case; "
+            "from fuzzer.triage.attribute import Attribution; "
+            "from fuzzer.triage.signature import signature; "
             "a = Attribution.from_dict(json.load(open(sys.argv[2]))); "
             "print(signature(Case.load(sys.argv[1]), a))")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "12345"}

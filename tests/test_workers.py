@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer import campaign, inputs
-from fuzzer.case import Case
-from fuzzer.grammar import Builder
-from fuzzer.oracle import Verdict
-from fuzzer.runner import Task
-from fuzzer.workers import Runner
+from fuzzer.corpus import campaign
+from fuzzer.corpus.case import Case
+from fuzzer.execute.runner import Task
+from fuzzer.execute.workers import Runner
+from fuzzer.gen import inputs
+from fuzzer.gen.grammar import Builder
+from fuzzer.judge.oracle import Verdict
 
 
 def small_task(backend: str) -> Task:

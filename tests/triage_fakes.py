@@ -9,11 +9,11 @@ import random
 
 import torch
 
-from fuzzer.case import Case
-from fuzzer.grammar import Builder
-from fuzzer.ir import Graph
-from fuzzer.oracle import Verdict
-from fuzzer.runner import Task
+from fuzzer.corpus.case import Case
+from fuzzer.execute.runner import Task
+from fuzzer.gen.grammar import Builder
+from fuzzer.ir.graph import Graph
+from fuzzer.judge.oracle import Verdict
 from tests.fakes import uint8_plus_one
 
 FIXED_ENV = "NUMFUZZ_TEST_BUG_FIXED"

@@ -1,0 +1,192 @@
+"""``numfuzz replay``, ``corpus list`` and ``minimize``: one case (or model file) at a time."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fuzzer.cli.common import UserError, main, parse_duration, resolve_device, strict_json
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.files import atomic_write
+from fuzzer.judge.oracle import Verdict
+
+
+def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=120)
+    console.print(f"[bold]{verdict.summary()}[/]  ({len(case.graph)} ops, {case.dtype}, "
+                  f"{case.device}, backend {case.backend})")
+    table = Table(title="outputs")
+    for col in ("#", "node", "dtype", "verdict", "detail"):
+        table.add_column(col)
+    for o in verdict.outputs:
+        d = o.details
+        detail = d.get("reason", "")
+        if "count" in d:
+            detail = f"{d['count']}/{d['total']} differ " + detail
+        table.add_row(str(o.output), str(o.node), o.dtype, o.kind, detail)
+    console.print(table)
+    for o in verdict.outputs:
+        elements = o.details.get("elements")
+        if not elements:
+            continue
+        el = Table(title=f"output {o.output}: differing elements")
+        for col in ("index", "eager", "compiled", "float64", "ulps from boundary"):
+            el.add_column(col)
+        for e in elements:
+            el.add_row(str(tuple(e["index"])), str(e["eager"]), str(e["compiled"]),
+                       str(e["fp64"]), str(e.get("ulps", "")))
+        console.print(el)
+
+
+@main.command()
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "case"]), default="case",
+              show_default=True, help="Where to replay; 'case' uses the device it was found on.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="For model files: seed before building the model and drawing inputs.")
+@click.option("--timeout", type=float, default=300, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) -> None:
+    """Re-run a case file (or a model .py file) and print the verdict table."""
+    from fuzzer.corpus.replay import replay_case
+    from fuzzer.user.capture import load_target
+
+    case = load_target(target, seed)
+    if device != "case":
+        case.device = resolve_device(device)
+    verdict, outputs = replay_case(case, timeout=timeout)
+    if as_json:
+        click.echo(strict_json({"case": str(target), "verdict": verdict.to_dict()}))
+    else:
+            print_verdict(case, verdict, outputs)
+    sys.exit(1 if verdict.is_finding else 0)
+
+
+# ------------------------------------------------------------------ corpus
+
+
+@main.group()
+def corpus() -> None:
+    """Inspect the corpus of case files."""
+
+
+@corpus.command("list")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path),
+                default=Path("corpus"))
+@click.option("--json", "as_json", is_flag=True)
+def corpus_list(directory: Path, as_json: bool) -> None:
+    """What has been found: kind, output, ops, dtype, device, age."""
+    from fuzzer.corpus.replay import corpus_rows
+
+    if not directory.is_dir():
+        raise UserError(f"{directory}: no such corpus directory")
+    rows = corpus_rows(directory)
+    if as_json:
+        click.echo(strict_json(rows))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{directory}: {len(rows)} case files")
+    for col in ("file", "kind", "output", "ops", "dtype", "device", "age"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["file"], r["kind"], str(r["output"]), str(r["ops"]), r["dtype"],
+                      r["device"], r["age"])
+    Console(width=140).print(table)
+
+
+# ------------------------------------------------------------------ minimize
+
+
+@main.command()
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory (default reports/min/<case id>/).")
+@click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="The case must reproduce k/k before and after.")
+@click.option("--max-calls", type=click.IntRange(min=1), default=400, show_default=True)
+@click.option("--time", "duration", help="Wall-time budget (e.g. 10m).")
+@click.option("--corpus", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("corpus"), show_default=True, help="Where slips are saved.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="For model files: seed before building the model and drawing inputs.")
+@click.option("--timeout", type=float, default=300, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: str | None,
+             corpus: Path, seed: int, timeout: float, as_json: bool) -> None:
+    """Shrink a divergence to a minimal case.pt + standalone repro.py."""
+    from fuzzer.execute.workers import Runner
+    from fuzzer.reduce.minimize import minimize as shrink
+    from fuzzer.reduce.repro import write_repro
+    from fuzzer.user.capture import load_target
+
+    seconds = parse_duration(duration)
+    case = load_target(target, seed)
+    runner = Runner(case.device, timeout=timeout, warmup=case.backend == "inductor")
+    log_lines: list[str] = []
+
+    def progress(text: str) -> None:
+        line = f"{time.strftime('%H:%M:%S')} {text}"
+        log_lines.append(line)
+        if not as_json:
+            click.echo(line, err=True)
+
+    try:
+        if target.suffix == ".py":
+            case = _captured_divergence(case, runner, progress)
+        out = out or Path("reports") / "min" / case.digest()[:12]
+        result = shrink(case, runner, k=k, max_calls=max_calls, seconds=seconds,
+                        corpus=corpus, progress=progress)
+    finally:
+        runner.close()
+    out.mkdir(parents=True, exist_ok=True)
+    result.case.save(out / "case.pt")
+    repro = write_repro(result.case, out)
+    rows = result.table()
+    log_lines += [f"{what}: {before} -> {after}" if before else f"{what}: {after}"
+                  for what, before, after in rows]
+    atomic_write(out / "minimize.log", "\n".join(log_lines) + "\n")
+    if as_json:
+        click.echo(strict_json({"case": str(out / "case.pt"), "repro": str(repro),
+                                "verdict": result.case.verdict.to_dict(),
+                                **{what: after for what, _, after in rows}}))
+    else:
+        _minimize_table(result, out, repro)
+    sys.exit(0)
+
+
+def _captured_divergence(case: Any, runner: Any, progress: Callable) -> Any:
+    """A model file's case, after checking it diverges the way the file itself does."""
+    from fuzzer.user.capture import verify_capture
+
+    check = verify_capture(case, runner)
+    progress(check.message)
+    if not check.reproduces:
+        raise UserError(check.message)
+    return check.case
+
+
+def _minimize_table(result: Any, out: Path, repro: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"minimized: {result.case.verdict.summary()}")
+    for col in ("", "before", "after"):
+        table.add_column(col)
+    for row in result.table():
+        table.add_row(*row)
+    console = Console(width=120)
+    console.print(table)
+    console.print(f"wrote {out / 'case.pt'}, {repro}, {out / 'minimize.log'}")
+    console.print(f"run it: python {repro}")
+
+

@@ -1,0 +1,120 @@
+"""What every ``numfuzz`` command shares: the group, its one place for user errors, and helpers.
+
+Exit codes: 0 ok, 1 findings present (for ``replay``: the divergence reproduces), 2 usage or input
+error. Every user error is one line on stderr, never a traceback: the group itself turns the
+pipeline's validation errors (``fuzzer.errors.InputError``) into ``UserError``, so no command
+wraps them on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import time
+from typing import Any
+
+import click
+
+from fuzzer.errors import HarnessError, InputError
+from fuzzer.execute.runner import check_backend, trust_backend
+
+
+class UserError(click.ClickException):
+    """A problem with what the user gave us: one line, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"numfuzz: error: {self.message}", err=True)
+
+
+class NumfuzzGroup(click.Group):
+    """The command group; every subcommand's validation errors become one line and exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (InputError, HarnessError) as err:  # CaseError, StoreError, InvalidGraph …
+            raise UserError(str(err)) from None
+        except KeyboardInterrupt:
+            click.echo("numfuzz: interrupted; everything found so far is saved", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=NumfuzzGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="numfuzz")
+@click.option("--trust-backend", "trusted", multiple=True, metavar="MODULE:FUNCTION",
+              help="Let case files use this custom torch.compile backend (it is imported and "
+                   "run). Without it a case file naming module:function is refused.")
+def main(trusted: tuple[str, ...]) -> None:
+    """Differential fuzzer for torch.compile numerics: eager vs Inductor vs float64."""
+    for name in trusted:
+        if ":" not in name:
+            raise UserError(f"--trust-backend takes module:function, got {name!r}")
+        trust_backend(name)
+
+
+def trusted_on_command_line(backend: str) -> str:
+    """A ``--backend`` the user typed: registered names are checked, module:function is trusted
+    (its case files load in this process and the workers it starts)."""
+    if ":" in backend:
+        trust_backend(backend)
+        return backend
+    try:
+        return check_backend(backend)
+    except InputError as err:
+        raise UserError(str(err)) from None
+
+
+def parse_duration(text: str | None) -> float | None:
+    """'90s', '30m', '8h', '1h30m' -> seconds."""
+    if text is None:
+        return None
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?",
+                         text.strip())
+    if not text.strip() or not parts or not any(parts.groups()):
+        raise UserError(f"cannot read duration {text!r}: use e.g. 90s, 30m, 8h or 1h30m")
+    h, m, s = (float(g) if g else 0.0 for g in parts.groups())
+    return h * 3600 + m * 60 + s
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda asked for, but this torch sees no CUDA device")
+    return device
+
+
+def supported_dtypes(device: str, wanted: str) -> tuple[str, ...]:
+    if wanted != "all":
+        return ({"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}.get(wanted, wanted),)
+    return ("float32", "bfloat16", "float16")
+
+
+def strict_json(value: Any) -> str:
+    """JSON that strict parsers accept: inf/NaN (a nonfinite finding's values) become strings."""
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(value), indent=2, allow_nan=False)
+
+
+def is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def log_line(text: str) -> None:
+    """A timestamped progress line on stderr."""
+    click.echo(f"{time.strftime('%H:%M:%S')} {text}", err=True)

@@ -1,0 +1,199 @@
+"""``numfuzz triage``, ``nightly`` and ``findings``: from a divergence to a bug report.
+
+``triage CASE``: which knob or compiler stage makes the divergence vanish (exit 0; 1 when the case
+does not reproduce in a fresh compile). ``nightly``: what cron runs (exit 0 whenever the night ran).
+``findings``: the store as a ranked table; ``--recheck`` first replays open findings on the
+installed torch. Bad input is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fuzzer.cli.common import (
+    UserError,
+    log_line,
+    main,
+    parse_duration,
+    resolve_device,
+    strict_json,
+    trusted_on_command_line,
+)
+
+
+def _knobs(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    from fuzzer.triage.attribute import knob_named
+
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for name in names:
+        try:
+            knob_named(name)
+        except KeyError as err:
+            raise UserError(str(err.args[0])) from None
+    return names
+
+
+# ------------------------------------------------------------------ triage
+
+
+@main.command("triage")
+@click.argument("case_path", metavar="CASE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--knobs", help="Comma-separated knob names (default: all that act on the device).")
+@click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector.")
+@click.option("--timeout", type=float, default=300, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout: float,
+                   as_json: bool) -> None:
+    """Which knob or compiler stage makes a case's divergence go away."""
+    from fuzzer.corpus.case import Case
+    from fuzzer.triage.attribute import KNOBS, RunnerPool, knob_named, triage
+    from fuzzer.triage.signature import signature
+
+    case = Case.load(case_path)
+    if case.verdict is None or not case.verdict.is_finding:
+        raise UserError(f"{case_path}: the case records no divergence to triage")
+    names = _knobs(knobs)
+    chosen = KNOBS if names is None else tuple(knob_named(n) for n in names)
+    pool = RunnerPool(timeout=timeout, warmup=case.backend == "inductor")
+    try:
+        attribution = triage(case, pool, knobs=chosen, bisect=not no_bisect,
+                             progress=None if as_json else log_line)
+    finally:
+        pool.close()
+    sig = signature(case, attribution)
+    if as_json:
+        click.echo(strict_json({"case": str(case_path), "signature": sig,
+                                "attribution": attribution.to_dict()}))
+    else:
+        _print_attribution(case, attribution, sig)
+    sys.exit(0 if attribution.reproduces else 1)
+
+
+def _print_attribution(case: Any, attribution: Any, sig: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from fuzzer.triage.attribute import bisect_summary
+
+    console = Console(width=120)
+    console.print(f"[bold]{case.verdict.summary()}[/]")
+    if not attribution.reproduces:
+        console.print(f"does not reproduce in a fresh compile: {attribution.baseline}")
+        return
+    table = Table(title="each knob alone, fresh compile")
+    for col in ("knob", "divergence", "verdict under the knob", "s"):
+        table.add_column(col)
+    for k in attribution.knobs:
+        table.add_row(k.knob, k.outcome, k.verdict[:60], f"{k.seconds:.1f}")
+    console.print(table)
+    console.print(f"vanishes with: {', '.join(attribution.vanishing()) or 'no knob'}")
+    if attribution.bisect is not None:
+        console.print(f"bisector: {bisect_summary(attribution.bisect)}")
+    console.print(f"signature: {sig}")
+
+
+# ------------------------------------------------------------------ nightly
+
+
+@main.command("nightly")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+              show_default=True)
+@click.option("--time", "duration", help="Budget for the whole night (e.g. 6h); fuzzing gets 70%.")
+@click.option("--cases", type=click.IntRange(min=1), help="Fuzz this many cases.")
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True)
+@click.option("--corpus", type=click.Path(file_okay=False, path_type=Path),
+              help="Where raw findings live (default REPORTS/corpus); unprocessed ones are "
+                   "minimized tonight too.")
+@click.option("--seed", type=int, help="Campaign seed (default: from the date).")
+@click.option("--backend", default="inductor", show_default=True)
+@click.option("--grammar", type=click.Choice(["mixed", "vision", "attention"]), default="mixed",
+              show_default=True)
+@click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True)
+@click.option("--max-calls", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Minimizer oracle calls per finding.")
+@click.option("--max-findings", type=click.IntRange(min=0), default=20, show_default=True,
+              help="New case files minimized per night; the rest wait for the next.")
+@click.option("--knobs", help="Comma-separated knob names (default: all).")
+@click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector for new findings.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--timeout", type=float, default=300, show_default=True)
+def nightly_command(device: str, duration: str | None, cases: int | None, reports: Path,
+                    corpus: Path | None, seed: int | None, backend: str, grammar: str, k: int,
+                    max_calls: int, max_findings: int, knobs: str | None, no_bisect: bool,
+                    workers: int, timeout: float) -> None:
+    """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
+    from fuzzer.report.nightly import NightSettings, plain_log, run_night
+
+    seconds = parse_duration(duration)
+    if seconds is None and cases is None:
+        raise UserError("give a budget: --time (e.g. 6h) or --cases N")
+    settings = NightSettings(reports=reports, device=resolve_device(device), seconds=seconds,
+                             cases=cases, seed=seed, backend=trusted_on_command_line(backend),
+                             corpus=corpus,
+                             grammar=grammar, k=k, max_calls=max_calls,
+                             max_findings=max_findings, bisect=not no_bisect,
+                             knobs=_knobs(knobs), workers=workers, timeout=timeout,
+                             minimize_seconds=None if seconds is None else seconds * 0.1)
+    path = run_night(settings, log=plain_log)
+    click.echo(f"summary: {path}")
+    sys.exit(0)
+
+
+# ------------------------------------------------------------------ findings
+
+
+@main.command("findings")
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True)
+@click.option("--recheck", is_flag=True, help="Replay open findings on the installed torch first.")
+@click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def findings_command(reports: Path, recheck: bool, k: int, as_json: bool) -> None:
+    """The findings store: signature, kind, first/last seen, hits, status (ranked)."""
+    from fuzzer.report.draft import ranked
+    from fuzzer.report.store import DB_NAME, Store
+
+    if not (reports / DB_NAME).is_file():
+        raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
+    with Store.in_reports(reports) as store:
+        if recheck:
+            _recheck(store, k, quiet=as_json)
+        findings = ranked(store.findings())
+    if as_json:
+        click.echo(strict_json([f.to_dict() for f in findings]))
+        return
+    _print_findings(findings, reports)
+
+
+def _recheck(store: Any, k: int, quiet: bool) -> None:
+    from fuzzer.report.nightly import recheck
+    from fuzzer.triage.attribute import RunnerPool
+
+    pool = RunnerPool()
+    try:
+        recheck(store, pool, k=k, log=None if quiet else log_line)
+    finally:
+        pool.close()
+
+
+def _print_findings(findings: list, reports: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{reports}: {len(findings)} findings (ranked)")
+    for col in ("signature", "kind", "title", "first seen", "last seen", "hits", "k/k",
+                "status"):
+        table.add_column(col)
+    for f in findings:
+        rel = f"{f.reliability[0]}/{f.reliability[1]}" if f.reliability else "-"
+        status = f"{f.status} in {f.fixed_in}" if f.status == "fixed" and f.fixed_in else f.status
+        table.add_row(f.signature, f.kind, f.title.removeprefix("[numfuzz] "), f.first_seen,
+                      f.last_seen, str(f.hits), rel, status)
+    Console(width=160).print(table)

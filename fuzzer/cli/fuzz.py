@@ -1,0 +1,187 @@
+"""``numfuzz run``: a campaign with live progress (rich on a TTY, plain lines under cron)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fuzzer.cli.common import (
+    UserError,
+    is_tty,
+    main,
+    parse_duration,
+    resolve_device,
+    strict_json,
+    supported_dtypes,
+    trusted_on_command_line,
+)
+from fuzzer.execute.runner import HARNESS_ERROR
+from fuzzer.execute.workers import default_cuda_workers
+
+
+@main.command()
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+              show_default=True)
+@click.option("--cases", type=click.IntRange(min=1), help="Stop after this many cases.")
+@click.option("--time", "duration", help="Stop after this long (90s, 30m, 8h).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--grammar", type=click.Choice(["mixed", "vision", "attention"]), default="mixed",
+              show_default=True)
+@click.option("--dtype", type=click.Choice(["all", "fp32", "bf16", "fp16"]), default="all",
+              show_default=True)
+@click.option("--draws", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Input draws per compiled model.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Worker processes [default: 1 on the CPU; on CUDA, as many per GPU as its "
+                   "memory and the cores allow, at most 4].")
+@click.option("--gpus", help="CUDA: which visible GPUs to use, e.g. 0,1 (default: all); workers "
+                             "are dealt out round-robin, so several may share one GPU.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"),
+              show_default=True)
+@click.option("--backend", default="inductor", show_default=True,
+              help="torch.compile backend: inductor, aot_eager, eager, or module:function.")
+@click.option("--timeout", type=float, default=300, show_default=True,
+              help="Seconds per case before the worker is killed and the case is a timeout.")
+@click.option("--resume", is_flag=True, help="Continue the campaign recorded in --out.")
+@click.option("--seed-model", type=click.Path(dir_okay=False, path_type=Path),
+              help="Mutate this KernelBench-style model file instead of generating models.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
+def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
+        dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
+        timeout: float, resume: bool, seed_model: Path | None, as_json: bool) -> None:
+    """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
+    from fuzzer.corpus.campaign import Settings, run_campaign
+
+    seconds = parse_duration(duration)
+    if cases is None and seconds is None:
+        cases = 50
+    device = resolve_device(device)
+    chosen = parse_gpus(gpus)
+    if workers is None:
+        workers = default_cuda_workers(chosen) if device == "cuda" else 1
+    settings = Settings(out=out, device=device, cases=cases, seconds=seconds, seed=seed,
+                        grammar=grammar, dtypes=supported_dtypes(device, dtype), draws=draws,
+                        workers=workers, gpus=chosen, backend=trusted_on_command_line(backend),
+                        timeout=timeout, resume=resume)
+    if seed_model is not None:
+        from fuzzer.user.capture import capture_file
+
+        captured = capture_file(seed_model, seed)
+        settings.seed_graph, settings.seed_inputs = captured.graph, captured.inputs
+        settings.dtypes, settings.seed_model = (captured.dtype,), str(seed_model)
+    report = CampaignReport(settings, quiet=as_json)
+    summary = report.run(run_campaign)
+    if as_json:
+        click.echo(strict_json(summary.to_dict()))
+    sys.exit(1 if summary.findings else 0)
+
+
+def parse_gpus(text: str | None) -> tuple[int, ...] | None:
+    """``--gpus 0,1`` -> (0, 1)."""
+    if text is None:
+        return None
+    try:
+        picks = tuple(int(g) for g in text.split(",") if g.strip())
+    except ValueError:
+        raise UserError(f"--gpus takes GPU indices such as 0,1, got {text!r}") from None
+    if not picks:
+        raise UserError("--gpus names no GPU")
+    return picks
+
+
+class CampaignReport:
+    """Live progress (rich on a TTY, plain log lines under cron) and the closing table."""
+
+    def __init__(self, settings: Any, quiet: bool = False) -> None:
+        self.settings = settings
+        self.quiet = quiet
+        self.tty = is_tty() and not quiet
+
+    def log(self, text: str) -> None:
+        click.echo(f"{time.strftime('%H:%M:%S')} {text}", err=self.quiet)
+
+    def run(self, run_campaign: Callable) -> Any:
+        s = self.settings
+        budget = f"{s.cases} cases" if s.cases else f"{s.seconds:.0f}s"
+        source = f"seed-model={s.seed_model}" if s.seed_model else f"grammar={s.grammar}"
+        self.log(f"numfuzz run: device={s.device} {source} dtypes={','.join(s.dtypes)} "
+                 f"workers={s.workers} budget={budget} out={s.out}")
+        if self.tty:
+            summary = self._run_rich(run_campaign)
+        else:
+            summary = run_campaign(s, on_outcome=self._log_outcome)
+        self._closing(summary)
+        return summary
+
+    def _log_outcome(self, outcome: Any) -> None:
+        v = outcome.verdict
+        if v.is_finding:
+            tag = "" if outcome.new else " (already in corpus)"
+            self.log(f"case {outcome.index}: {v.summary()} -> {outcome.path}{tag}")
+        elif v.message.startswith(HARNESS_ERROR):
+            self.log(f"case {outcome.index}: HARNESS ERROR ({v.message})")
+        elif v.kind == "skip":
+            self.log(f"case {outcome.index}: skipped ({v.message})")
+        else:
+            self.log(f"case {outcome.index}: ok")
+
+    def _run_rich(self, run_campaign: Callable) -> Any:
+        from collections import Counter
+
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        s = self.settings
+        counts: Counter = Counter()
+        start = time.monotonic()
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                      TimeRemainingColumn(), TextColumn("{task.fields[found]}")) as progress:
+            total = s.cases if s.cases else s.seconds
+            bar = progress.add_task("fuzzing", total=total, rate="", found="no findings yet")
+
+            def update(outcome: Any) -> None:
+                counts["cases"] += 1
+                if outcome.verdict.message.startswith(HARNESS_ERROR):
+                    counts["harness errors"] += 1
+                if outcome.verdict.is_finding:
+                    counts[outcome.verdict.kind] += 1
+                    progress.console.print(f"[red]{outcome.verdict.summary()}[/] -> {outcome.path}")
+                elapsed = time.monotonic() - start
+                found = ", ".join(f"{k}: {n}" for k, n in counts.items() if k != "cases")
+                progress.update(bar, completed=counts["cases"] if s.cases else elapsed,
+                                rate=f"{60 * counts['cases'] / max(elapsed, 1e-9):.1f} cases/min",
+                                found=found or "no findings yet")
+
+            return run_campaign(s, on_outcome=update)
+
+    def _closing(self, summary: Any) -> None:
+        if self.quiet:
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="numfuzz run summary")
+        table.add_column("what")
+        table.add_column("value", justify="right")
+        table.add_row("cases", str(summary.cases))
+        table.add_row("cases/min", f"{summary.cases_per_min:.1f}")
+        table.add_row("skipped (eager error or nondeterministic)", str(summary.skipped))
+        table.add_row("harness errors (numfuzz's own failures)", str(summary.harness_errors))
+        for message in summary.harness_messages:
+            table.add_row("  harness error", message[:70])
+        for kind, n in sorted(summary.findings.items()):
+            table.add_row(f"findings: {kind}", str(n))
+        table.add_row("elapsed", f"{summary.elapsed:.0f}s")
+        Console(force_terminal=self.tty, width=100).print(table)

@@ -1,0 +1,235 @@
+"""A fuzzing campaign: generate cases, run them on worker processes, save findings as they appear.
+
+Case ``i`` of a campaign is a pure function of (seed, i, grammar, dtype), so a campaign is resumable
+from a small state file listing which indices are done, and any case can be regenerated exactly.
+Findings are written to the corpus the moment their verdict arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.files import atomic_write
+from fuzzer.errors import HarnessError
+from fuzzer.execute.runner import HARNESS_ERROR, Task
+from fuzzer.execute.workers import Runner, assign_gpus, visible_gpus
+from fuzzer.gen import grammar, inputs
+from fuzzer.ir.graph import Graph
+from fuzzer.judge.oracle import Verdict
+
+STATE_FILE = ".numfuzz-state.json"
+
+
+@dataclass
+class Settings:
+    out: Path
+    device: str = "cpu"
+    cases: int | None = None
+    seconds: float | None = None
+    seed: int = 0
+    grammar: str = "mixed"
+    dtypes: tuple[str, ...] = ("float32", "bfloat16", "float16")
+    draws: int = 4
+    workers: int = 1
+    gpus: tuple[int, ...] | None = None  # --gpus: indices of the visible GPUs (default all)
+    backend: str = "inductor"
+    config: dict = field(default_factory=dict)
+    timeout: float = 300
+    resume: bool = False
+    seed_graph: Graph | None = None  # --seed-model: mutate this graph instead of generating
+    seed_inputs: dict | None = None
+    seed_model: str = ""  # the file seed_graph was captured from
+
+
+@dataclass
+class Outcome:
+    index: int
+    verdict: Verdict
+    path: Path | None  # the case file written, for findings
+    new: bool  # False when the same case was already in the corpus
+
+
+@dataclass
+class Summary:
+    cases: int = 0
+    findings: Counter = field(default_factory=Counter)
+    skipped: int = 0
+    harness_errors: int = 0  # numfuzz's own failures on a case: neither findings nor skips
+    harness_messages: list[str] = field(default_factory=list)  # the first few
+    elapsed: float = 0.0
+    paths: list[str] = field(default_factory=list)
+
+    @property
+    def cases_per_min(self) -> float:
+        return 60.0 * self.cases / self.elapsed if self.elapsed else 0.0
+
+    def to_dict(self) -> dict:
+        return {"cases": self.cases, "findings": dict(self.findings), "skipped": self.skipped,
+                "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
+                "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
+                "corpus": self.paths}
+
+
+def case_seed(seed: int, index: int) -> int:
+    return (seed * 1_000_003 + index) & 0x7FFF_FFFF
+
+
+def make_case(settings: Settings, index: int) -> tuple[Case, Task]:
+    """Case ``index``: its graph, its input draws, and the task that tests them."""
+    seed = case_seed(settings.seed, index)
+    dtype = settings.dtypes[index % len(settings.dtypes)]
+    if settings.seed_graph is not None:
+        from fuzzer.gen.mutate import mutate
+
+        graph = mutate(settings.seed_graph, seed)
+        draws = inputs.draws_around(graph, settings.seed_inputs or {}, seed, settings.draws)
+    else:
+        graph = grammar.generate(seed, settings.grammar, dtype)
+        draws = inputs.draws(graph, seed, settings.draws)
+    origin = {"campaign_seed": settings.seed, "index": index}
+    if settings.seed_model:
+        origin["seed_model"] = settings.seed_model
+    case = Case(graph=graph, inputs={}, device=settings.device, dtype=dtype,
+                backend=settings.backend, config=dict(settings.config), seed=seed,
+                grammar="mutant" if settings.seed_graph is not None else settings.grammar,
+                origin=origin)
+    task = Task(graph=graph.to_dict(), draws=[d for _, d in draws],
+                magnitudes=[m for m, _ in draws], device=settings.device,
+                backend=settings.backend, config=dict(settings.config))
+    return case, task
+
+
+class State:
+    """Which case indices are done, persisted atomically after every case (for --resume)."""
+
+    def __init__(self, path: Path, settings: Settings, resume: bool) -> None:
+        self.path = path
+        self.key = {"seed": settings.seed, "grammar": settings.grammar,
+                    "dtypes": list(settings.dtypes), "backend": settings.backend,
+                    "seed_model": settings.seed_model}
+        self.done: set[int] = set()
+        self.lock = threading.Lock()
+        if resume and path.exists():
+            data = json.loads(path.read_text())
+            if data.get("key") == self.key:
+                self.done = set(range(data["below"])) | set(data["extra"])
+
+    def next_indices(self) -> Iterator[int]:
+        i = 0
+        while True:
+            if i not in self.done:
+                yield i
+            i += 1
+
+    def mark(self, index: int) -> None:
+        with self.lock:
+            self.done.add(index)
+            below = 0
+            while below in self.done:
+                below += 1
+            extra = sorted(i for i in self.done if i > below)
+            atomic_write(self.path, json.dumps({"key": self.key, "below": below,
+                                                "extra": extra}))
+
+
+def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
+                 should_stop: Callable[[], bool] = lambda: False) -> Summary:
+    """Fuzz until the case count or time budget is spent; each finding is saved on arrival."""
+    settings.out.mkdir(parents=True, exist_ok=True)
+    state = State(settings.out / STATE_FILE, settings, settings.resume)
+    summary = Summary()
+    start = time.monotonic()
+    indices = state.next_indices()
+    issued = len(state.done)  # --resume: --cases counts the whole campaign, not this run
+    lock = threading.Lock()
+    results: queue.Queue = queue.Queue()
+
+    def budget_left() -> bool:
+        if should_stop():
+            return False
+        if settings.seconds is not None and time.monotonic() - start >= settings.seconds:
+            return False
+        return settings.cases is None or issued < settings.cases
+
+    def next_job() -> tuple[int, Case, Task] | None:
+        nonlocal issued
+        with lock:
+            if not budget_left():
+                return None
+            issued += 1
+            index = next(indices)
+        case, task = make_case(settings, index)
+        return index, case, task
+
+    gpus = assign_gpus(settings.workers, settings.gpus, visible_gpus()) \
+        if settings.device == "cuda" else [None] * settings.workers
+    failures: list[BaseException] = []
+
+    def work(slot: int) -> None:
+        threads = max(1, (os.cpu_count() or 1) // settings.workers)
+        runner = Runner(settings.device, threads, settings.timeout, gpu=gpus[slot],
+                        warmup=settings.backend == "inductor")
+        try:
+            while not failures and (job := next_job()) is not None:
+                index, case, task = job
+                results.put((index, case, task, runner.run(task)))
+        except HarnessError as err:  # this machine cannot run cases: stop every worker
+            failures.append(err)
+        finally:
+            runner.close()
+            results.put(None)
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True)
+               for i in range(settings.workers)]
+    for t in threads:
+        t.start()
+    running = len(threads)
+    while running:
+        item = results.get()
+        if item is None:
+            running -= 1
+            continue
+        outcome = record(settings, *item)
+        state.mark(outcome.index)
+        summary.cases += 1
+        if outcome.verdict.is_finding:
+            summary.findings[outcome.verdict.kind] += 1
+            summary.paths.append(str(outcome.path))
+        elif outcome.verdict.message.startswith(HARNESS_ERROR):
+            summary.harness_errors += 1
+            if len(summary.harness_messages) < 3:
+                summary.harness_messages.append(outcome.verdict.message)
+        elif outcome.verdict.kind == "skip":
+            summary.skipped += 1
+        summary.elapsed = time.monotonic() - start
+        if on_outcome:
+            on_outcome(outcome)
+    summary.elapsed = time.monotonic() - start
+    if failures:
+        raise failures[0]
+    return summary
+
+
+def record(settings: Settings, index: int, case: Case, task: Task, result: dict) -> Outcome:
+    """Turn a worker's answer into an outcome, writing the case file if it is a finding."""
+    verdict = Verdict.from_dict(result["verdict"])
+    if not verdict.is_finding:
+        return Outcome(index, verdict, None, False)
+    draw = verdict.draw or 0
+    case.inputs = task.draws[draw]
+    case.verdict = verdict
+    case.origin["magnitude"] = task.magnitudes[draw] if task.magnitudes else None
+    path = settings.out / case.file_name()
+    new = not path.exists()
+    if new:
+        case.save(path)
+    return Outcome(index, verdict, path, new)

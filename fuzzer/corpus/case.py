@@ -1,0 +1,170 @@
+"""Case files: one program, one set of inputs, and what was seen, in a versioned ``.pt`` schema.
+
+Written atomically (temp file, fsync, rename) the moment a finding is seen, so a campaign killed
+with
+SIGKILL loses nothing it already reported. Read with ``torch.load(weights_only=True)`` and then
+validated field by field: a truncated, corrupt, wrong-version or hostile file raises ``CaseError``
+with one line of explanation and never executes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fuzzer.corpus.files import atomic_write
+from fuzzer.errors import CaseError
+from fuzzer.execute import config as inductor_options
+from fuzzer.execute.runner import check_backend
+from fuzzer.ir import ops
+from fuzzer.ir.graph import Graph
+from fuzzer.judge.oracle import Verdict
+
+FORMAT = "numfuzz-case"
+VERSION = 1
+
+
+def versions() -> dict[str, str]:
+    found = {"torch": str(torch.__version__)}
+    try:
+        import triton
+
+        found["triton"] = str(triton.__version__)
+    except ImportError:
+        found["triton"] = "none"
+    return found
+
+
+@dataclass
+class Case:
+    graph: Graph
+    inputs: dict[str, torch.Tensor]
+    device: str = "cpu"
+    dtype: str = "float32"
+    backend: str = "inductor"
+    config: dict = field(default_factory=dict)
+    seed: int = 0
+    grammar: str = ""
+    verdict: Verdict | None = None
+    versions: dict = field(default_factory=versions)
+    origin: dict = field(default_factory=dict)  # campaign index, parent case, source file …
+
+    # ------------------------------------------------------------ identity
+
+    def digest(self) -> str:
+        """Canonical hash of program and inputs: the minimizer's cache key and the file name."""
+        h = hashlib.sha256(self.graph.digest().encode())
+        for node_id in self.graph.input_ids():
+            t = self.inputs[str(node_id)].contiguous().cpu()
+            h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        h.update(f"{self.device}{self.backend}{sorted(self.config.items())}".encode())
+        return h.hexdigest()
+
+    def file_name(self) -> str:
+        kind = self.verdict.kind if self.verdict else "case"
+        return f"{kind}-{self.digest()[:12]}.pt"
+
+    def ordered_inputs(self) -> list[torch.Tensor]:
+        return [self.inputs[str(n)] for n in self.graph.input_ids()]
+
+    # ------------------------------------------------------------ persistence
+
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "graph": self.graph.to_dict(),
+            "inputs": {k: v.detach().cpu() for k, v in self.inputs.items()},
+            "device": self.device,
+            "dtype": self.dtype,
+            "backend": self.backend,
+            "config": dict(self.config),
+            "seed": int(self.seed),
+            "grammar": self.grammar,
+            "verdict": self.verdict.to_dict() if self.verdict else None,
+            "versions": dict(self.versions),
+            "origin": dict(self.origin),
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Atomic write: readers see the old file or the new one, never half of one."""
+        buf = io.BytesIO()
+        torch.save(self.to_dict(), buf)
+        return atomic_write(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Case:
+        path = Path(path)
+        if not path.is_file():
+            raise CaseError(f"{path}: no such case file")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                data = torch.load(path, weights_only=True, map_location="cpu")
+        except pickle.UnpicklingError:
+            raise CaseError(f"{path}: refused: it holds objects other than tensors and plain data "
+                            "(torch.load(weights_only=True) will not run them)") from None
+        except Exception as err:  # truncated or corrupt archives, wrong file types
+            raise CaseError(f"{path}: not a readable numfuzz case file (truncated or corrupt: "
+                            f"{type(err).__name__})") from None
+        try:
+            return cls.from_dict(data)
+        except CaseError as err:
+            raise CaseError(f"{path}: {err}") from None
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Case:
+        if not isinstance(data, dict) or not isinstance(data.get("format"), str) \
+                or data["format"] != FORMAT:
+            raise CaseError("not a numfuzz case file")
+        if type(data.get("version")) is not int or data["version"] != VERSION:
+            raise CaseError(f"case schema version {data.get('version')!r}, this numfuzz reads "
+                            f"{VERSION}")
+        try:
+            graph = Graph.from_dict(data["graph"])
+            given = dict(data["inputs"])
+            for node_id in graph.input_ids():
+                _check_input(graph, node_id, given.get(str(node_id)))
+            inputs = {str(n): given[str(n)] for n in graph.input_ids()}  # nothing else is kept
+            verdict = Verdict.from_dict(data["verdict"]) if data.get("verdict") else None
+            return cls(graph=graph, inputs=inputs, device=_device(data["device"]),
+                       dtype=str(data["dtype"]), backend=check_backend(data["backend"]),
+                       config=inductor_options.check(data.get("config") or {}),
+                       seed=int(data.get("seed", 0)),
+                       grammar=str(data.get("grammar", "")), verdict=verdict,
+                       versions=dict(data.get("versions") or {}),
+                       origin=dict(data.get("origin") or {}))
+        except ops.InvalidGraph as err:
+            raise CaseError(f"invalid graph: {err}") from None
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
+                RuntimeError, RecursionError) as err:
+            raise CaseError(f"malformed case: {type(err).__name__}: {err}") from None
+
+
+def _device(value: Any) -> str:
+    """``cpu``, ``cuda`` or ``cuda:N``: a device string torch parses, nothing else."""
+    text = str(value)
+    try:
+        if torch.device(text).type not in ("cpu", "cuda") or text.strip() != text:
+            raise ValueError
+    except (RuntimeError, ValueError):
+        raise CaseError(f"device {text[:40]!r} is not cpu or cuda[:N]") from None
+    return text
+
+
+def _check_input(graph: Graph, node_id: int, tensor: Any) -> None:
+    node = graph.node(node_id)
+    if not isinstance(tensor, torch.Tensor):
+        raise CaseError(f"input {node_id} is missing or not a tensor")
+    want = (tuple(node["shape"]), node["dtype"])
+    got = (tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."))
+    if want != got:
+        raise CaseError(f"input {node_id} is {got}, the graph says {want}")

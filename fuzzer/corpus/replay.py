@@ -1,0 +1,62 @@
+"""Replay one case in an isolated worker (its outputs come back too); list a corpus."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from fuzzer.corpus.case import Case, CaseError
+from fuzzer.execute.runner import Task
+from fuzzer.execute.workers import Runner
+from fuzzer.judge.oracle import Verdict
+
+
+def task_for(case: Case, keep_outputs: bool = False, config: dict | None = None,
+             backend: str | None = None) -> Task:
+    """The case as one task; ``config`` patches on top of the case's own, ``backend`` replaces
+    its backend (triage's knobs)."""
+    return Task(graph=case.graph.to_dict(), draws=[case.inputs], device=case.device,
+                backend=backend or case.backend, config={**case.config, **(config or {})},
+                keep_outputs=keep_outputs)
+
+
+def replay_case(case: Case, timeout: float = 300, runner: Runner | None = None,
+                ) -> tuple[Verdict, dict]:
+    """Run the case once in a worker; returns the verdict and the observed outputs."""
+    own = runner is None
+    runner = runner or Runner(case.device, timeout=timeout,
+                              warmup=case.backend == "inductor")
+    try:
+        result = runner.run(task_for(case, keep_outputs=True))
+    finally:
+        if own:
+            runner.close()
+    return Verdict.from_dict(result["verdict"]), result.get("outputs", {})
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def corpus_rows(directory: Path) -> list[dict]:
+    """One row per case file; unreadable files are listed as such, never fatal."""
+    rows = []
+    now = time.time()
+    for path in sorted(directory.glob("*.pt")):
+        age = _age(now - path.stat().st_mtime)
+        try:
+            case = Case.load(path)
+        except CaseError as err:
+            rows.append({"file": path.name, "kind": "unreadable", "output": None, "ops": None,
+                         "dtype": "", "device": "", "age": age, "error": str(err)})
+            continue
+        v = case.verdict
+        rows.append({"file": path.name, "kind": v.kind if v else "none",
+                     "output": v.output if v else None, "ops": len(case.graph),
+                     "dtype": case.dtype, "device": case.device, "age": age})
+    return rows
+
+

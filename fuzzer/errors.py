@@ -1,0 +1,34 @@
+"""Errors that mean "the user's input cannot be used", shared by every stage.
+
+Each carries one line for the user; the command line turns any of them into that line and exit
+status 2 (``fuzzer.cli.common``). They live here, below every stage, because a model file is
+loaded by the execution stage and captured by the user stage, and both report the same error.
+"""
+
+
+class InputError(ValueError):
+    """Something the user gave numfuzz that it cannot use. The message is kept to one line
+    (a hostile file's strings may hold newlines) of at most ``LIMIT`` characters."""
+
+    LIMIT = 600
+
+    def __init__(self, message: object = "") -> None:
+        text = " ".join(str(message).splitlines())
+        super().__init__(text if len(text) <= self.LIMIT else text[:self.LIMIT] + "…")
+
+
+class CaseError(InputError):
+    """A case file (or a model file standing in for one) that cannot be used."""
+
+
+class CaptureError(CaseError):
+    """A model file that cannot be loaded or turned into a case."""
+
+
+class HarnessError(RuntimeError):
+    """The machine cannot run what was asked (a worker that cannot see its GPU): not a finding
+    and not a skip; the campaign stops and says so in one line."""
+
+
+class StoreError(InputError):
+    """A findings store this numfuzz cannot open (another schema version, not a database)."""

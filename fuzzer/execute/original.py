@@ -1,0 +1,108 @@
+"""A user's model file, run as itself: loaded, built, and judged like any generated program.
+
+The file follows the KernelBench convention: ``class Model(nn.Module)``, ``get_inputs()`` and an
+optional ``get_init_inputs()``. ``torch.manual_seed(seed)`` runs before the model is built and the
+inputs are drawn, so a file and a seed always give the same model and inputs. ``run_original``
+judges the file's own module in a worker (a ``Task`` with ``model_file`` set), so a compiler crash
+in it costs one worker; capture (``fuzzer.user``) compares that verdict with its captured case's.
+Loading a model file runs its code: only ever a file the user named on the command line.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fuzzer.errors import CaptureError
+from fuzzer.execute import runner
+from fuzzer.ir.graph import Graph
+
+
+@dataclass
+class ModelFile:
+    path: Path
+    model: torch.nn.Module
+    inputs: list[torch.Tensor]
+
+
+def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
+    """Import the file, seed, build ``Model(*get_init_inputs())`` and draw ``get_inputs()``."""
+    path = Path(path)
+    if not path.is_file():
+        raise CaptureError(f"{path}: no such model file")
+    name = f"numfuzz_user_model_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CaptureError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # Dynamo looks a frame's module up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:
+        raise CaptureError(f"{path}: importing it failed: {one_line(err)}") from None
+    cls, get_inputs = getattr(module, "Model", None), getattr(module, "get_inputs", None)
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)) or not callable(get_inputs):
+        raise CaptureError(f"{path}: does not follow the KernelBench convention: it needs "
+                           "`class Model(nn.Module)` and `def get_inputs()` (optionally "
+                           "`def get_init_inputs()`)")
+    get_init = getattr(module, "get_init_inputs", lambda: [])
+    torch.manual_seed(seed)
+    try:
+        init = list(get_init())
+        model = cls(*init)
+        inputs = list(get_inputs())
+    except Exception as err:
+        raise CaptureError(f"{path}: building Model or its inputs failed: {one_line(err)}") \
+            from None
+    for i, t in enumerate(inputs):
+        if not isinstance(t, torch.Tensor):
+            raise CaptureError(f"{path}: get_inputs() item {i} is a {type(t).__name__}; numfuzz "
+                               "needs tensors (put constants in get_init_inputs())")
+    return ModelFile(path, model, [t.detach().cpu() for t in inputs])
+
+
+def one_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0][:200] if text else ''}"
+
+
+def run_original(task: Any) -> dict[str, Any]:
+    """Judge the model file itself (eager, compiled, float64) like ``runner.run_task`` does.
+
+    Runs in a worker, so a compiler crash in the user's model costs only that worker. The file
+    and seed define the model and its inputs; the float64 reference is a double-precision copy
+    of the module on upcast inputs. ``task.graph`` only names the outputs, as in the case.
+    """
+    loaded = load_model_file(task.model_file, task.seed)
+    model = loaded.model.to(task.device)
+    reference = copy.deepcopy(loaded.model).double().to(task.device)
+    graph = Graph.from_dict(task.graph)
+
+    def forward(*args: torch.Tensor) -> tuple:
+        return tuple(tensor_leaves(model(*args)))
+
+    def trace(*args: torch.Tensor) -> dict[int, torch.Tensor]:
+        return dict(zip(graph.outputs, tensor_leaves(reference(*args))))
+
+    programs = runner.Programs(graph, "", forward, trace)
+    torch._dynamo.reset()
+    compiled = runner.compile_model(forward, task.backend)
+    args = [t.to(task.device) for t in loaded.inputs]
+    verdict, outputs = runner.run_draw(programs, compiled, args, task.config)
+    verdict.draw = 0
+    result: dict[str, Any] = {"verdict": verdict.to_dict()}
+    if task.keep_outputs:
+        result["outputs"] = outputs
+    return result
+
+
+def tensor_leaves(out: Any) -> list[torch.Tensor]:
+    """A module's outputs (a tensor, tuple, dict …) as a flat list of tensors."""
+    flat = torch.utils._pytree.tree_leaves(out)
+    return [t.detach() for t in flat if isinstance(t, torch.Tensor)]

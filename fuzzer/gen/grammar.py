@@ -1,0 +1,287 @@
+"""Op grammars: random small vision and attention models, hazard motifs, and encoding heads.
+
+A grammar is a function that grows a ``Graph`` through a ``Builder`` from a seeded
+``random.Random``.
+Bodies (vision, attention) produce a float value; hazard motifs from the field notes (a product
+computed twice and subtracted, a value recomputed in two consumers, division feeding floor) are
+woven
+in between blocks; heads turn values into outputs, several per model.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+
+from fuzzer.ir import ops
+from fuzzer.ir.graph import Graph
+
+GRAMMARS = ("vision", "attention", "mixed")
+
+
+class Builder:
+    """Grows a graph; every op goes through ``op`` so shape rules are checked as it is built."""
+
+    def __init__(self, rng: random.Random, dtype: str) -> None:
+        self.rng = rng
+        self.dtype = dtype
+        self.graph = Graph()
+
+    def input(self, shape: tuple[int, ...], role: str = "x", dtype: str | None = None,
+              **attrs: object) -> int:
+        return self.graph.add("input", [], shape=tuple(shape), dtype=dtype or self.dtype,
+                              role=role, **attrs)
+
+    def op(self, name: str, *inputs: int, **attrs: object) -> int:
+        return self.graph.add(name, inputs, **attrs)
+
+    def shape(self, node_id: int) -> tuple[int, ...]:
+        return self.graph.node(node_id)["shape"]
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def pick(self, options: list):
+        return self.rng.choice(options)
+
+    # -------------------------------------------------------- composite layers
+
+    def conv(self, x: int, out_channels: int, kernel: int, stride: int = 1,
+             depthwise: bool = False) -> int:
+        c = self.shape(x)[1]
+        groups = c if depthwise else 1
+        out_channels = c if depthwise else out_channels
+        w = self.input((out_channels, c // groups, kernel, kernel), "w",
+                       fan_in=c // groups * kernel * kernel)
+        b = self.input((out_channels,), "b")
+        return self.op("conv2d", x, w, b, stride=stride, padding=kernel // 2, groups=groups)
+
+    def linear(self, x: int, out_features: int) -> int:
+        d = self.shape(x)[-1]
+        w = self.input((out_features, d), "w", fan_in=d)
+        b = self.input((out_features,), "b")
+        return self.op("linear", x, w, b)
+
+    def layer_norm(self, x: int, normalized: tuple[int, ...]) -> int:
+        return self.op("layer_norm", x, self.input(normalized, "gamma"),
+                       self.input(normalized, "beta"), normalized_shape=normalized, eps=1e-5)
+
+    def rms_norm(self, x: int) -> int:
+        d = (self.shape(x)[-1],)
+        return self.op("rms_norm", x, self.input(d, "gamma"), normalized_shape=d, eps=1e-6)
+
+    def activation(self, x: int) -> int:
+        kind = self.pick(["gelu_erf", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "relu"])
+        if kind == "gelu_erf":
+            # Exact GELU written out, as many models do: 0.5 * x * (1 + erf(x / sqrt(2))).
+            inner = self.op("erf", self.op("mul_scalar", x, value=0.7071067811865476))
+            half = self.op("mul_scalar", x, value=0.5)
+            return self.op("mul", half, self.op("add_scalar", inner, value=1.0))
+        if kind in ("gelu", "gelu_tanh"):
+            return self.op("gelu", x, approximate="tanh" if kind == "gelu_tanh" else "none")
+        return self.op(kind, x)
+
+
+# ------------------------------------------------------------------ hazards
+
+
+def hazard_cse_product(b: Builder, x: int) -> int:
+    """exp(x*s - x*s) is exactly 1 in eager; an FMA that keeps one product unrounded is not."""
+    s = b.pick([3.0, 1e3, 1e5, 12345.678])
+    diff = b.op("sub", b.op("mul_scalar", x, value=s), b.op("mul_scalar", x, value=s))
+    return b.op("mul", x, b.op("exp", diff))
+
+
+def hazard_recompute_softmax(b: Builder, x: int) -> int:
+    """x/s feeds both amax and exp: if recomputed differently, the max no longer gives exp(0)=1."""
+    dim = -1
+    scaled = b.op("div_scalar", x, value=b.pick([0.125, 0.3, 3.0, 1.7]))
+    shifted = b.op("sub", scaled, b.op("amax", scaled, dim=dim))
+    e = b.op("exp", shifted)
+    return b.op("div", e, b.op("sum", e, dim=dim))
+
+
+def hazard_divide(b: Builder, x: int) -> int:
+    """Division by a tensor or scalar, then floor/trunc: approximate division becomes off-by-one."""
+    if b.chance(0.5):
+        denom = b.op("add_scalar", b.op("abs", x), value=b.pick([0.5, 1.0, 3.0]))
+        q = b.op("div", x, denom)
+    else:
+        q = b.op("div_scalar", x, value=b.pick([0.1, 0.3, 7.0, 1.0 / 3.0]))
+    return b.op(b.pick(["floor", "trunc", "round", "ceil"]), q)
+
+
+def hazard_floordiv(b: Builder, x: int) -> int:
+    """Python-style floor division on floats: a quotient one ulp under an integer floors wrong."""
+    return b.op(b.pick(["floordiv_scalar", "truncdiv_scalar"]), x,
+                value=b.pick([0.1, 0.2, 0.3, 1.0 / 3.0, 0.7]))
+
+
+def hazard_cast(b: Builder, x: int) -> int:
+    """An explicit round trip through a narrower float that a fused kernel may skip."""
+    return b.op("cast_roundtrip", x, to=b.pick(["bfloat16", "float16"]))
+
+
+HAZARDS: list[Callable[[Builder, int], int]] = [
+    hazard_cse_product, hazard_recompute_softmax, hazard_divide, hazard_floordiv, hazard_cast,
+]
+
+
+def maybe_hazard(b: Builder, x: int, p: float = 0.35) -> int:
+    if b.chance(p):
+        return b.pick(HAZARDS)(b, x)
+    return x
+
+
+# ------------------------------------------------------------------ bodies
+
+
+def vision_body(b: Builder) -> tuple[int, list[int]]:
+    """Conv stacks with norms, pooling, resampling and residuals. Returns (last value, taps)."""
+    n, c = b.pick([1, 2]), b.pick([3, 4, 8])
+    size = b.pick([8, 12, 16])
+    x = b.input((n, c, size, size))
+    taps = []
+    for _ in range(b.rng.randint(1, 3)):
+        block_in = x
+        width = b.pick([4, 8, 16])
+        kind = b.pick(["3x3", "1x1", "depthwise", "strided"])
+        if kind == "depthwise":
+            x = b.conv(x, width, 3, depthwise=True)
+        elif kind == "strided" and b.shape(x)[2] >= 4:
+            x = b.conv(x, width, 3, stride=2)
+        else:
+            x = b.conv(x, width, 3 if kind == "3x3" else 1)
+        x = vision_norm(b, x)
+        x = b.activation(x)
+        if b.shape(x) == b.shape(block_in) and b.chance(0.5):
+            x = b.op("add", x, block_in)
+        x = maybe_hazard(b, x)
+        if b.chance(0.3) and b.shape(x)[2] >= 4:
+            x = b.op(b.pick(["avg_pool2d", "max_pool2d"]), x, kernel=2)
+        elif b.chance(0.15):
+            x = b.op("interpolate", x, scale=2.0, mode=b.pick(["nearest", "bilinear"]))
+        taps.append(x)
+    if b.chance(0.4):
+        x = b.op("flatten", b.op("adaptive_avg_pool2d", x, size=b.pick([1, 2])))
+        x = b.linear(x, b.pick([8, 16]))
+        if b.chance(0.5):
+            x = b.activation(x)
+        taps.append(x)
+    return x, taps
+
+
+def vision_norm(b: Builder, x: int) -> int:
+    c = b.shape(x)[1]
+    kind = b.pick(["batch_norm", "group_norm", "layer_norm", "none"])
+    if kind == "batch_norm":
+        params = [b.input((c,), role) for role in ("mean", "var", "gamma", "beta")]
+        return b.op("batch_norm", x, *params, eps=1e-5)
+    if kind == "group_norm":
+        groups = b.pick([g for g in (1, 2, 4) if c % g == 0])
+        return b.op("group_norm", x, b.input((c,), "gamma"), b.input((c,), "beta"),
+                    groups=groups, eps=1e-5)
+    if kind == "layer_norm":
+        return b.layer_norm(x, b.shape(x)[1:])
+    return x
+
+
+def attention_body(b: Builder) -> tuple[int, list[int]]:
+    """One or two pre-norm transformer blocks: projections, RoPE, masked softmax or SDPA, MLP."""
+    batch, t = b.pick([1, 2]), b.pick([4, 8, 16])
+    heads, head_dim = b.pick([1, 2, 4]), b.pick([4, 8])
+    d = heads * head_dim
+    x = b.input((batch, t, d))
+    taps = []
+    for _ in range(b.rng.randint(1, 2)):
+        h = b.rms_norm(x) if b.chance(0.5) else b.layer_norm(x, (d,))
+        q, k, v = (b.op("split_heads", b.linear(h, d), heads=heads) for _ in range(3))
+        if b.chance(0.4):
+            cos, sin = b.input((t, head_dim), "cos"), b.input((t, head_dim), "sin")
+            q = b.op("rope", q, cos, sin, half=head_dim // 2)
+            k = b.op("rope", k, cos, sin, half=head_dim // 2)
+        attn = attention_core(b, q, k, v, head_dim)
+        x = b.op("add", x, b.linear(b.op("merge_heads", attn), d))
+        taps.append(x)
+        if b.chance(0.6):
+            h = b.rms_norm(x) if b.chance(0.5) else b.layer_norm(x, (d,))
+            hidden = b.activation(b.linear(h, d * b.pick([2, 4])))
+            x = b.op("add", x, b.linear(hidden, d))
+            taps.append(x)
+        x = maybe_hazard(b, x, 0.25)
+    return x, taps
+
+
+def attention_core(b: Builder, q: int, k: int, v: int, head_dim: int) -> int:
+    if b.chance(0.35):
+        scale = b.pick([None, 1.0 / math.sqrt(head_dim), 0.3])
+        if b.chance(0.3):
+            mask_shape = (b.shape(q)[0], 1, 1, b.shape(k)[2])
+            # SDPA's boolean mask means "may attend", the opposite of masked_fill's.
+            keep = b.input(mask_shape, "keep", dtype="bool")
+            return b.op("sdpa_masked", q, k, v, keep, scale=scale)
+        return b.op("sdpa", q, k, v, causal=b.chance(0.5), scale=scale)
+    scores = b.op("matmul", q, b.op("transpose", k, dim0=-2, dim1=-1))
+    if b.chance(0.5):
+        scores = b.op("mul_scalar", scores, value=1.0 / math.sqrt(head_dim))
+    else:
+        scores = b.op("div_scalar", scores, value=math.sqrt(head_dim))
+    if b.chance(0.4):
+        scores = b.op("causal_mask", scores)
+    elif b.chance(0.3):
+        mask = b.input((b.shape(q)[0], 1, 1, b.shape(k)[2]), "mask", dtype="bool")
+        scores = b.op("padding_mask", scores, mask)
+    if b.chance(0.5):
+        probs = b.op("softmax", scores, dim=-1)
+    else:
+        shifted = b.op("sub", scores, b.op("amax", scores, dim=-1))
+        e = b.op("exp", shifted)
+        probs = b.op("div", e, b.op("sum", e, dim=-1))
+    return b.op("matmul", probs, v)
+
+
+# ------------------------------------------------------------------ heads
+
+
+def add_head(b: Builder, x: int, taps: list[int]) -> int:
+    kind = b.pick(["float", "e8m0", "e8m0", "quant_int8", "quant_uint8", "sign_int8",
+                   "gt_scalar", "gt", "to_int32"])
+    if kind == "float":
+        return x
+    if kind == "e8m0":
+        if b.chance(0.5):
+            x = b.activation(x)  # the explicit-GELU-then-E8M0 pattern of MX quantizers
+        return b.op("e8m0", x, eps=b.pick([1e-30, 1e-12, 2.0 ** -126]))
+    if kind in ("quant_int8", "quant_uint8"):
+        return b.op(kind, x, scale=b.pick([0.01, 0.05, 1.0 / 16, 1.0 / 3, 0.1]),
+                    zero_point=0 if kind == "quant_int8" else 128)
+    if kind == "gt":
+        same = [t for t in taps if t != x and b.shape(t) == b.shape(x)]
+        if same:
+            return b.op("gt", x, b.pick(same))
+        kind = "gt_scalar"
+    if kind == "gt_scalar":
+        return b.op("gt_scalar", x, value=b.pick([0.0, 0.5, 1.0, -0.25]))
+    if kind == "to_int32":
+        return b.op("to_int32", b.op("mul_scalar", x, value=b.pick([10.0, 100.0, 3.0])))
+    return b.op(kind, x)
+
+
+BODIES = {"vision": vision_body, "attention": attention_body}
+
+
+def generate(seed: int, grammar: str = "mixed", dtype: str = "float32") -> Graph:
+    """A random model: a body from ``grammar`` and one to three heads on its values."""
+    if grammar not in GRAMMARS:
+        raise ops.InvalidGraph(f"unknown grammar {grammar!r}; choose from {', '.join(GRAMMARS)}")
+    rng = random.Random(seed)
+    b = Builder(rng, dtype)
+    body = BODIES[rng.choice(["vision", "attention"]) if grammar == "mixed" else grammar]
+    x, taps = body(b)
+    outputs = [add_head(b, x, taps)]
+    for _ in range(rng.randint(0, 2)):
+        outputs.append(add_head(b, b.pick(taps), taps))
+    b.graph.outputs = list(dict.fromkeys(outputs))
+    b.graph.remove_dead()
+    return b.graph

@@ -1,0 +1,266 @@
+"""Generic call nodes: any tensor op outside the registry, kept so that every user model loads.
+
+A captured model may call ops the grammars never generate (``torch.cumsum``, ``x.view``,
+``F.pad`` …). Such a node has op ``call`` and plain-data attributes:
+
+- ``target``: ``F.name``, ``torch.name`` (also ``torch.special.`` / ``linalg.`` / ``fft.``),
+  ``Tensor.name`` for a method, or ``operator.name`` for Python's operators;
+- ``args`` and ``kwargs``: constants, with tagged dicts for what JSON cannot say:
+  ``{"in": k}`` the node's k-th tensor input, ``{"dtype": "float16"}``, ``{"slice": [a, b, c]}``,
+  ``{"ellipsis": true}``, ``{"device_of": k}`` (the device of input k), ``{"memory_format": n}``;
+- ``pick``: for ops returning several tensors (``chunk``, ``split``), which one.
+
+Case files are data, never code: a target must be a tensor op PyTorch itself lists as one
+(``torch.overrides``) or an operator from a short table, so a hostile file cannot name
+``torch.save`` or ``os.system``. Shapes and dtypes are inferred by calling the op on meta tensors.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import keyword
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from fuzzer.ir import ops
+
+# Python operators a traced model may use, and how they read in source.
+OPERATORS: dict[str, str] = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "truediv": "{0} / {1}",
+    "floordiv": "{0} // {1}", "mod": "{0} % {1}", "pow": "{0} ** {1}", "matmul": "{0} @ {1}",
+    "neg": "-{0}", "pos": "+{0}", "invert": "~{0}", "and_": "{0} & {1}", "or_": "{0} | {1}",
+    "xor": "{0} ^ {1}", "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}",
+    "ge": "{0} >= {1}", "eq": "{0} == {1}", "ne": "{0} != {1}", "getitem": "{0}[{1}]",
+}
+NAMESPACES = (("torch", "torch"), ("torch.special", "torch.special"),
+              ("torch.linalg", "torch.linalg"), ("torch.fft", "torch.fft"),
+              ("F", "torch.nn.functional"))  # later entries win: F.conv2d reads best
+# Overridable, yet not pure tensor computations: never rendered or called.
+DENIED = {"backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad",
+          "tolist", "numpy", "item", "data_ptr", "storage", "untyped_storage", "share_memory_",
+          "pin_memory", "record_stream", "set_", "resize_", "resize_as_", "map_", "apply_",
+          "map2_", "new_tensor", "cuda", "cpu", "to_sparse", "to_dense"}
+
+
+@functools.cache
+def _tables() -> tuple[dict[int, str], dict[str, Callable]]:
+    """Canonical name by function identity, and function by name, for every allowed target."""
+    overridable = {id(f) for fs in torch.overrides.get_overridable_functions().values()
+                   for f in fs}
+    by_id: dict[int, str] = {}
+    by_name: dict[str, Callable] = {}
+    for prefix, module_name in NAMESPACES:
+        module = importlib.import_module(module_name)
+        for name in dir(module):
+            fn = getattr(module, name, None)
+            if name.startswith("_") or name in DENIED or id(fn) not in overridable:
+                continue
+            by_id[id(fn)] = f"{prefix}.{name}"
+            by_name[f"{prefix}.{name}"] = fn
+    for name in dir(torch.Tensor):
+        fn = getattr(torch.Tensor, name, None)
+        if not name.startswith("_") and name not in DENIED and id(fn) in overridable:
+            by_name[f"Tensor.{name}"] = fn
+    for name in OPERATORS:
+        by_id[id(getattr(operator, name))] = f"operator.{name}"
+        by_name[f"operator.{name}"] = getattr(operator, name)
+    return by_id, by_name
+
+
+def target_name(fn: Any) -> str | None:
+    """``F.gelu`` for the function object F.gelu; None for anything that is not an allowed op."""
+    return _tables()[0].get(id(fn))
+
+
+def method_name(name: str) -> str | None:
+    """``Tensor.view`` for the method ``view``; None for methods that are not allowed."""
+    return f"Tensor.{name}" if f"Tensor.{name}" in _tables()[1] else None
+
+
+def resolve(target: str) -> Callable:
+    try:
+        return _tables()[1][target]
+    except (KeyError, TypeError):
+        raise ops.InvalidGraph(f"call target {target!r} is not a tensor op numfuzz may run") \
+            from None
+
+
+# ---------------------------------------------------------------- values: source and objects
+
+
+def _tag(value: dict) -> tuple[str, Any]:
+    if len(value) != 1:
+        raise ops.InvalidGraph(f"malformed call argument {value!r}")
+    return next(iter(value.items()))
+
+
+def source(value: Any, args: list[str], index: bool = False) -> str:
+    """Python source for an encoded argument; ``index`` renders slices as ``a:b`` (in ``[]``)."""
+    if isinstance(value, dict):
+        tag, v = _tag(value)
+        if tag == "in":
+            return args[int(v)]
+        if tag == "device_of":
+            return f"{args[int(v)]}.device"
+        if tag in ("dtype", "memory_format"):
+            _named(tag, v)
+            return f"torch.{v}"
+        if tag == "ellipsis":
+            return "..."
+        if tag == "slice":
+            a, b, c = (("" if x is None else ops.literal(x)) for x in v)
+            if not index:
+                return f"slice({a or None}, {b or None}, {c or None})"
+            return f"{a}:{b}" + (f":{c}" if c else "")
+        raise ops.InvalidGraph(f"unknown call argument tag {tag!r}")
+    if isinstance(value, (list, tuple)):
+        items = [source(v, args, index) for v in value]
+        if index:
+            return ", ".join(items) + ("," if len(items) == 1 else "")
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ops.literal(value)
+    raise ops.InvalidGraph(f"call argument {value!r} is not plain data")
+
+
+def _named(tag: str, name: Any) -> Any:
+    kind = torch.dtype if tag == "dtype" else torch.memory_format
+    value = getattr(torch, str(name), None)
+    if not isinstance(value, kind):
+        raise ops.InvalidGraph(f"unknown {tag} {name!r}")
+    return value
+
+
+def build(value: Any, tensors: list[torch.Tensor]) -> Any:
+    """The Python object an encoded argument stands for (used on meta tensors to infer)."""
+    if isinstance(value, dict):
+        tag, v = _tag(value)
+        if tag == "in":
+            return tensors[int(v)]
+        if tag == "device_of":
+            return tensors[int(v)].device
+        if tag in ("dtype", "memory_format"):
+            return _named(tag, v)
+        if tag == "ellipsis":
+            return Ellipsis
+        if tag == "slice":
+            return slice(*v)
+        raise ops.InvalidGraph(f"unknown call argument tag {tag!r}")
+    if isinstance(value, (list, tuple)):
+        return tuple(build(v, tensors) for v in value)
+    return value
+
+
+# ---------------------------------------------------------------- the op spec's rules
+
+
+def render_call(args: list[str], attrs: dict) -> str:
+    target = attrs["target"]
+    resolve(target)
+    values = [source(v, args) for v in attrs.get("args", ())]
+    keywords = [f"{k}={source(v, args)}" for k, v in attrs.get("kwargs", {}).items()]
+    if target.startswith("operator."):
+        pattern = OPERATORS[target.removeprefix("operator.")]
+        if target == "operator.getitem":
+            expr = pattern.format(values[0], source(attrs["args"][1], args, index=True))
+        else:
+            expr = "(" + pattern.format(*values) + ")"
+    elif target.startswith("Tensor."):
+        if not values:
+            raise ops.InvalidGraph(f"{target} needs a tensor to call it on")
+        expr = f"{values[0]}.{target.removeprefix('Tensor.')}({', '.join(values[1:] + keywords)})"
+    else:
+        expr = f"{target}({', '.join(values + keywords)})"
+    pick = attrs.get("pick")
+    return expr if pick is None else f"{expr}[{int(pick)}]"
+
+
+def call(attrs: dict, tensors: list[torch.Tensor]) -> Any:
+    """Run the node's op on concrete (or meta) tensors."""
+    fn = resolve(attrs["target"])
+    args = [build(v, tensors) for v in attrs.get("args", ())]
+    kwargs = {k: build(v, tensors) for k, v in attrs.get("kwargs", {}).items()}
+    out = fn(*args, **kwargs)
+    pick = attrs.get("pick")
+    return out if pick is None else out[int(pick)]
+
+
+def check_attrs(attrs: dict) -> None:
+    """A call node's attributes are plain data that render to one call and nothing else:
+    an allowed target, identifier keyword names, arguments of plain values and known tags."""
+    resolve(attrs.get("target"))
+    args, kwargs = attrs.get("args", ()), attrs.get("kwargs", {})
+    if not isinstance(args, (list, tuple)) or not isinstance(kwargs, dict):
+        raise ops.InvalidGraph("call args must be a list and kwargs a dict")
+    for name in kwargs:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise ops.InvalidGraph(f"call keyword {str(name)[:40]!r} is not a name")
+    for value in [*args, *kwargs.values()]:
+        _check_value(value)
+    pick = attrs.get("pick")
+    if pick is not None and (type(pick) is not int or pick < 0):
+        raise ops.InvalidGraph(f"call pick {str(pick)[:40]!r} is not an index")
+
+
+def _check_value(value: Any) -> None:
+    if isinstance(value, dict):
+        tag, v = _tag(value)
+        if tag in ("in", "device_of") and (type(v) is not int or v < 0):
+            raise ops.InvalidGraph(f"call argument {tag} {str(v)[:40]!r} is not an index")
+        if tag in ("dtype", "memory_format"):
+            _named(tag, v)
+        elif tag == "slice" and (not isinstance(v, (list, tuple)) or len(v) != 3
+                                 or any(x is not None and type(x) is not int for x in v)):
+            raise ops.InvalidGraph(f"malformed slice {str(v)[:40]!r}")
+        elif tag not in ("in", "device_of", "ellipsis", "slice", "dtype", "memory_format"):
+            raise ops.InvalidGraph(f"unknown call argument tag {str(tag)[:40]!r}")
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_value(v)
+    elif not (value is None or isinstance(value, (bool, int, float, str))):
+        raise ops.InvalidGraph(f"call argument {str(value)[:40]!r} is not plain data")
+
+
+def infer_call(shapes: list[ops.Shape], dtypes: list[str], attrs: dict) -> tuple[ops.Shape, str]:
+    check_attrs(attrs)
+    tensors = [torch.empty(s, dtype=ops.torch_dtype(d), device="meta")
+               for s, d in zip(shapes, dtypes)]
+    try:
+        out = call(attrs, tensors)
+    except ops.InvalidGraph:
+        raise
+    except Exception as err:  # the op rejects these shapes/dtypes: an invalid graph
+        raise ops.InvalidGraph(f"{attrs.get('target')}: {type(err).__name__}: "
+                               f"{str(err).splitlines()[0] if str(err) else ''}") from None
+    if not isinstance(out, torch.Tensor):
+        raise ops.InvalidGraph(f"{attrs.get('target')} does not return one tensor")
+    return tuple(out.shape), str(out.dtype).removeprefix("torch.")
+
+
+def is_int_cast(attrs: dict) -> bool:
+    """``x.to(torch.int8)`` and the like: a float-to-integer conversion (truncation)."""
+    args = list(attrs.get("args", ()))
+    if attrs.get("target") != "Tensor.to" or len(args) != 2 or attrs.get("kwargs"):
+        return False
+    tag = args[1] if isinstance(args[1], dict) else {}
+    return tag.get("dtype") in ("int8", "uint8", "int16", "int32", "int64")
+
+
+def casts_dtype(attrs: dict) -> bool:
+    """Whether a call names a dtype (a cast the minimizer must not widen away)."""
+    def walk(v: Any) -> bool:
+        if isinstance(v, dict):
+            return "dtype" in v or any(walk(x) for x in v.values())
+        if isinstance(v, (list, tuple)):
+            return any(walk(x) for x in v)
+        return False
+
+    return walk(attrs.get("args", ())) or walk(attrs.get("kwargs", {}))
+
+
+ops.register(ops.OpSpec("call", -1, "", category="generic", renderer=render_call,
+                        infer=infer_call, attrs=("target", "args", "kwargs", "pick")))

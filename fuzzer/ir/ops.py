@@ -1,0 +1,472 @@
+"""The op registry: every op a graph may hold, with its arity, shape rule, dtype rule and source.
+
+One table (``REGISTRY``) in the NNSmith style. The grammar draws from it, the IR checks graphs
+against
+it, the renderer turns nodes into Python through each spec's template, and the oracle asks discrete
+heads how far a float64 value sits from their discontinuity. Nothing else knows what an op means.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fuzzer.errors import InputError
+
+Shape = tuple[int, ...]
+# A discrete head's distance from its discontinuity: (float64 inputs, attrs, working dtype) -> ulps.
+Boundary = Callable[[list[torch.Tensor], dict, torch.dtype], torch.Tensor]
+
+FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
+DISCRETE_DTYPES = ("uint8", "int8", "int32", "int64", "bool")
+
+
+class InvalidGraph(InputError):
+    """A node's inputs do not satisfy its op's shape or dtype rule."""
+
+
+def literal(value: Any) -> str:
+    """Python source for an attribute value, exact for floats (repr round-trips bit for bit)."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        if math.isnan(value):
+            return "float('nan')"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        items = ", ".join(literal(v) for v in value)
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    return repr(value)
+
+
+# ---------------------------------------------------------------- shape rules
+
+
+def same_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    return shapes[0]
+
+
+def broadcast(shapes: list[Shape], attrs: dict) -> Shape:
+    try:
+        return tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError as err:
+        raise InvalidGraph(f"cannot broadcast {shapes}") from err
+
+
+def _dim(shape: Shape, dim: int) -> int:
+    if not -len(shape) <= dim < len(shape):
+        raise InvalidGraph(f"dim {dim} out of range for {shape}")
+    return dim % len(shape)
+
+
+def reduce_keepdim(shapes: list[Shape], attrs: dict) -> Shape:
+    dim = _dim(shapes[0], attrs["dim"])
+    return tuple(1 if i == dim else s for i, s in enumerate(shapes[0]))
+
+
+def softmax_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    _dim(shapes[0], attrs["dim"])
+    return shapes[0]
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise InvalidGraph(message)
+
+
+def norm_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, *params = shapes
+    normalized = tuple(attrs["normalized_shape"])
+    _require(x[-len(normalized):] == normalized, f"normalized_shape {normalized} vs {x}")
+    _require(all(p == normalized for p in params), f"norm params {params} vs {normalized}")
+    return x
+
+
+def batch_norm_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, *params = shapes
+    _require(len(x) >= 2 and all(p == (x[1],) for p in params), f"batch_norm {shapes}")
+    return x
+
+
+def group_norm_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, *params = shapes
+    _require(len(x) >= 2 and x[1] % attrs["groups"] == 0, f"group_norm {shapes}")
+    _require(all(p == (x[1],) for p in params), f"group_norm params {shapes}")
+    return x
+
+
+def conv2d_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, w, b = shapes
+    _require(len(x) == 4 and len(w) == 4, f"conv2d needs 4-d, got {shapes}")
+    groups, stride, pad = attrs["groups"], attrs["stride"], attrs["padding"]
+    _require(x[1] == w[1] * groups and w[0] % groups == 0 and b == (w[0],), f"conv2d {shapes}")
+    h = (x[2] + 2 * pad - w[2]) // stride + 1
+    wd = (x[3] + 2 * pad - w[3]) // stride + 1
+    _require(h > 0 and wd > 0, f"conv2d output empty for {shapes}")
+    return (x[0], w[0], h, wd)
+
+
+def linear_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, w, b = shapes
+    _require(len(w) == 2 and x[-1] == w[1] and b == (w[0],), f"linear {shapes}")
+    return x[:-1] + (w[0],)
+
+
+def pool_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x = shapes[0]
+    k = attrs["kernel"]
+    _require(len(x) == 4 and x[2] >= k and x[3] >= k, f"pool {x}")
+    return x[:2] + (x[2] // k, x[3] // k)
+
+
+def adaptive_pool_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x = shapes[0]
+    _require(len(x) == 4, f"adaptive pool {x}")
+    return x[:2] + (attrs["size"], attrs["size"])
+
+
+def interpolate_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x = shapes[0]
+    _require(len(x) == 4, f"interpolate {x}")
+    s = attrs["scale"]
+    return x[:2] + (int(x[2] * s), int(x[3] * s))
+
+
+def matmul_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    a, b = shapes
+    _require(len(a) >= 2 and len(b) >= 2 and a[-1] == b[-2], f"matmul {shapes}")
+    batch = broadcast([a[:-2], b[:-2]], attrs)
+    return batch + (a[-2], b[-1])
+
+
+def transpose_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x = list(shapes[0])
+    d0, d1 = _dim(shapes[0], attrs["dim0"]), _dim(shapes[0], attrs["dim1"])
+    x[d0], x[d1] = x[d1], x[d0]
+    return tuple(x)
+
+
+def split_heads_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, h = shapes[0], attrs["heads"]
+    _require(len(x) == 3 and x[2] % h == 0, f"split_heads {x} into {h}")
+    return (x[0], h, x[1], x[2] // h)
+
+
+def merge_heads_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x = shapes[0]
+    _require(len(x) == 4, f"merge_heads {x}")
+    return (x[0], x[2], x[1] * x[3])
+
+
+def flatten_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x = shapes[0]
+    _require(len(x) >= 2, f"flatten {x}")
+    return (x[0], math.prod(x[1:]))
+
+
+def square_last_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x = shapes[0]
+    _require(len(x) >= 2 and x[-1] == x[-2], f"causal mask needs square scores, got {x}")
+    return x
+
+
+def masked_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, mask = shapes
+    _require(broadcast([x, mask], attrs) == x, f"mask {mask} does not broadcast to {x}")
+    return x
+
+
+def sdpa_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    q, k, v, *mask = shapes
+    _require(len(q) == 4 and k == v and q[:2] == k[:2] and q[-1] == k[-1], f"sdpa {shapes}")
+    if mask:
+        _require(broadcast([mask[0], q[:-1] + (k[-2],)], attrs) == q[:-1] + (k[-2],), "sdpa mask")
+    if attrs.get("causal"):
+        _require(q[-2] == k[-2], "causal sdpa needs square scores")
+    return q[:-1] + (v[-1],)
+
+
+def rope_shape(shapes: list[Shape], attrs: dict) -> Shape:
+    x, cos, sin = shapes
+    _require(x[-1] % 2 == 0 and cos == sin == x[-2:], f"rope {shapes}")
+    _require(attrs["half"] * 2 == x[-1], "rope half")
+    return x
+
+
+# ---------------------------------------------------------------- dtype rules
+
+
+def same_dtype(dtypes: list[str], attrs: dict) -> str:
+    return dtypes[0]
+
+
+def fixed(dtype: str) -> Callable[[list[str], dict], str]:
+    def rule(dtypes: list[str], attrs: dict) -> str:
+        return dtype
+
+    return rule
+
+
+def float_in_same_out(dtypes: list[str], attrs: dict) -> str:
+    _require(dtypes[0] in FLOAT_DTYPES, f"needs a float input, got {dtypes[0]}")
+    _require(all(d in FLOAT_DTYPES for d in dtypes[1:] if d != "bool"), f"mixed dtypes {dtypes}")
+    return dtypes[0]
+
+
+def float_in(out: str) -> Callable[[list[str], dict], str]:
+    def rule(dtypes: list[str], attrs: dict) -> str:
+        float_in_same_out(dtypes, attrs)
+        return out
+
+    return rule
+
+
+# ---------------------------------------------------------------- boundary distances
+# Each returns, per output element, how far the float64 value feeding the discontinuity lies from
+# it, in ulps of the working dtype: a flip 1 ulp from a boundary is weaker evidence than one 1000
+# ulps away.
+
+
+def ulp(value: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Spacing of ``dtype`` floats at |value| (the smallest normal spacing near zero)."""
+    info = torch.finfo(dtype)
+    mag = value.abs().clamp_min(info.tiny)
+    return torch.exp2(torch.floor(torch.log2(mag))) * info.eps
+
+
+def e8m0_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
+    t = ins[0].abs() + attrs["eps"]
+    nearest_power = torch.exp2(torch.round(torch.log2(t)))
+    return (t - nearest_power).abs() / ulp(nearest_power, dtype)
+
+
+def quant_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
+    scaled = ins[0] / attrs["scale"]
+    half = torch.floor(scaled) + 0.5
+    return (scaled - half).abs() * attrs["scale"] / ulp(ins[0], dtype)
+
+
+def sign_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
+    scale = ins[0].abs().amax().clamp_min(1e-30)
+    return ins[0].abs() / ulp(scale, dtype)
+
+
+def compare_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
+    other = ins[1] if len(ins) > 1 else torch.full_like(ins[0], attrs["value"])
+    scale = torch.maximum(ins[0].abs(), other.abs())
+    return (ins[0] - other).abs() / ulp(scale, dtype)
+
+
+def to_int_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
+    return (ins[0] - torch.round(ins[0])).abs() / ulp(ins[0], dtype)
+
+
+# ---------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One op: how many tensor inputs, how shapes and dtypes flow, and the source it renders to.
+
+    ``template`` is a str.format pattern: ``{0}``, ``{1}`` … are the input variables, ``{name}`` an
+    attribute rendered as an exact Python literal. ``roles`` names the parameter inputs the grammar
+    must create (after the first input) for ops such as conv2d. ``boundary`` marks a discrete head.
+    """
+
+    name: str
+    arity: int
+    template: str
+    shape_rule: Callable[[list[Shape], dict], Shape] = same_shape
+    dtype_rule: Callable[[list[str], dict], str] = float_in_same_out
+    category: str = "elementwise"
+    boundary: Boundary | None = None
+    attrs: tuple[str, ...] = field(default=())
+    raw: tuple[str, ...] = field(default=())  # attrs spliced in as identifiers (dtype names)
+    # For ops no template or shape rule can describe (generic calls): arity -1 means any.
+    renderer: Callable[[list[str], dict], str] | None = None
+    infer: Callable[[list[Shape], list[str], dict], tuple[Shape, str]] | None = None
+
+    def render(self, args: list[str], attrs: dict) -> str:
+        if self.arity >= 0 and len(args) != self.arity:
+            raise InvalidGraph(f"{self.name} takes {self.arity} inputs, got {len(args)}")
+        if self.renderer is not None:
+            return self.renderer(args, attrs)
+        values = {}
+        for key, value in attrs.items():
+            if key in self.raw:
+                if not (isinstance(value, str) and value.isidentifier()):
+                    raise InvalidGraph(f"{self.name}.{key} must be a name, got {value!r}")
+                values[key] = value
+            else:
+                values[key] = literal(value)
+        try:
+            return self.template.format(*args, **values)
+        except (KeyError, IndexError) as err:
+            raise InvalidGraph(f"{self.name} is missing attribute {err}") from None
+
+    @property
+    def discrete(self) -> bool:
+        return self.boundary is not None
+
+
+REGISTRY: dict[str, OpSpec] = {}
+
+
+def register(spec: OpSpec) -> OpSpec:
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def unary(name: str, template: str, category: str = "elementwise", **kw: Any) -> None:
+    register(OpSpec(name, 1, template, category=category, **kw))
+
+
+for _name, _template in {
+    "relu": "torch.relu({0})",
+    "sigmoid": "torch.sigmoid({0})",
+    "tanh": "torch.tanh({0})",
+    "silu": "F.silu({0})",
+    "erf": "torch.erf({0})",
+    "exp": "torch.exp({0})",
+    "abs": "torch.abs({0})",
+    "neg": "torch.neg({0})",
+    "log2": "torch.log2({0})",
+    "sqrt": "torch.sqrt({0})",
+    "rsqrt": "torch.rsqrt({0})",
+    "floor": "torch.floor({0})",
+    "ceil": "torch.ceil({0})",
+    "round": "torch.round({0})",
+    "trunc": "torch.trunc({0})",
+    "sign": "torch.sign({0})",
+}.items():
+    unary(_name, _template)
+
+unary("gelu", "F.gelu({0}, approximate={approximate})", attrs=("approximate",))
+# An explicit round trip through a narrower float: eager rounds here; a fused kernel may not.
+unary("cast_roundtrip", "{0}.to(torch.{to}).to({0}.dtype)", attrs=("to",), raw=("to",))
+unary("mul_scalar", "{0} * {value}", attrs=("value",))
+unary("div_scalar", "{0} / {value}", attrs=("value",))
+unary("add_scalar", "{0} + {value}", attrs=("value",))
+unary("floordiv_scalar", "torch.div({0}, {value}, rounding_mode='floor')", attrs=("value",))
+unary("truncdiv_scalar", "torch.div({0}, {value}, rounding_mode='trunc')", attrs=("value",))
+unary("clamp", "torch.clamp({0}, {lo}, {hi})", attrs=("lo", "hi"))
+
+for _name, _template in {
+    "add": "{0} + {1}",
+    "sub": "{0} - {1}",
+    "mul": "{0} * {1}",
+    "div": "{0} / {1}",
+    "maximum": "torch.maximum({0}, {1})",
+    "minimum": "torch.minimum({0}, {1})",
+    "floordiv": "torch.div({0}, {1}, rounding_mode='floor')",
+}.items():
+    register(OpSpec(_name, 2, _template, shape_rule=broadcast, category="binary"))
+
+for _name, _template in {
+    "amax": "torch.amax({0}, dim={dim}, keepdim=True)",
+    "sum": "torch.sum({0}, dim={dim}, keepdim=True)",
+    "mean": "torch.mean({0}, dim={dim}, keepdim=True)",
+    "var": "torch.var({0}, dim={dim}, keepdim=True, correction=0)",
+}.items():
+    unary(_name, _template, category="reduce", shape_rule=reduce_keepdim, attrs=("dim",))
+
+unary("softmax", "torch.softmax({0}, dim={dim})", category="reduce", shape_rule=softmax_shape,
+      attrs=("dim",))
+unary("log_softmax", "torch.log_softmax({0}, dim={dim})", category="reduce",
+      shape_rule=softmax_shape, attrs=("dim",))
+
+register(OpSpec("layer_norm", 3, "F.layer_norm({0}, {normalized_shape}, {1}, {2}, eps={eps})",
+                shape_rule=norm_shape, category="norm", attrs=("normalized_shape", "eps")))
+register(OpSpec("rms_norm", 2, "F.rms_norm({0}, {normalized_shape}, {1}, eps={eps})",
+                shape_rule=norm_shape, category="norm", attrs=("normalized_shape", "eps")))
+register(OpSpec("batch_norm", 5,
+                "F.batch_norm({0}, {1}, {2}, {3}, {4}, training=False, eps={eps})",
+                shape_rule=batch_norm_shape, category="norm", attrs=("eps",)))
+register(OpSpec("group_norm", 3, "F.group_norm({0}, {groups}, {1}, {2}, eps={eps})",
+                shape_rule=group_norm_shape, category="norm", attrs=("groups", "eps")))
+register(OpSpec("conv2d", 3,
+                "F.conv2d({0}, {1}, {2}, stride={stride}, padding={padding}, groups={groups})",
+                shape_rule=conv2d_shape, category="conv", attrs=("stride", "padding", "groups")))
+register(OpSpec("linear", 3, "F.linear({0}, {1}, {2})", shape_rule=linear_shape, category="conv"))
+
+unary("avg_pool2d", "F.avg_pool2d({0}, {kernel})", category="pool", shape_rule=pool_shape,
+      attrs=("kernel",))
+unary("max_pool2d", "F.max_pool2d({0}, {kernel})", category="pool", shape_rule=pool_shape,
+      attrs=("kernel",))
+unary("adaptive_avg_pool2d", "F.adaptive_avg_pool2d({0}, {size})", category="pool",
+      shape_rule=adaptive_pool_shape, attrs=("size",))
+unary("interpolate", "F.interpolate({0}, scale_factor={scale}, mode={mode})", category="pool",
+      shape_rule=interpolate_shape, attrs=("scale", "mode"))
+
+register(OpSpec("matmul", 2, "torch.matmul({0}, {1})", shape_rule=matmul_shape, category="layout"))
+unary("transpose", "{0}.transpose({dim0}, {dim1})", category="layout", shape_rule=transpose_shape,
+      attrs=("dim0", "dim1"))
+unary("split_heads", "{0}.unflatten(-1, ({heads}, -1)).transpose(1, 2)", category="layout",
+      shape_rule=split_heads_shape, attrs=("heads",))
+unary("merge_heads", "{0}.transpose(1, 2).flatten(2)", category="layout",
+      shape_rule=merge_heads_shape)
+unary("flatten", "{0}.flatten(1)", category="layout", shape_rule=flatten_shape)
+
+unary("causal_mask",
+      "{0}.masked_fill(torch.ones({0}.shape[-2:], dtype=torch.bool, device={0}.device).triu(1), "
+      "float('-inf'))",
+      category="attention", shape_rule=square_last_shape)
+register(OpSpec("padding_mask", 2, "{0}.masked_fill({1}, float('-inf'))", shape_rule=masked_shape,
+                category="attention"))
+register(OpSpec("sdpa", 3, "F.scaled_dot_product_attention({0}, {1}, {2}, is_causal={causal}, "
+                "scale={scale})", shape_rule=sdpa_shape, category="attention",
+                attrs=("causal", "scale")))
+register(OpSpec("sdpa_masked", 4, "F.scaled_dot_product_attention({0}, {1}, {2}, attn_mask={3}, "
+                "scale={scale})", shape_rule=sdpa_shape, category="attention", attrs=("scale",)))
+register(OpSpec("rope", 3,
+                "{0} * {1} + torch.cat((-{0}[..., {half}:], {0}[..., :{half}]), dim=-1) * {2}",
+                shape_rule=rope_shape, category="attention", attrs=("half",)))
+
+# Heads: the discontinuous encodings where one ulp upstream becomes a wrong answer.
+unary("e8m0",
+      "(torch.clamp(torch.ceil(torch.log2({0}.abs() + {eps})), -127, 127) + 127).to(torch.uint8)",
+      category="head", dtype_rule=float_in("uint8"), boundary=e8m0_ulps, attrs=("eps",))
+unary("quant_int8",
+      "torch.clamp(torch.round({0} / {scale}) + {zero_point}, -128, 127).to(torch.int8)",
+      category="head", dtype_rule=float_in("int8"), boundary=quant_ulps,
+      attrs=("scale", "zero_point"))
+unary("quant_uint8",
+      "torch.clamp(torch.round({0} / {scale}) + {zero_point}, 0, 255).to(torch.uint8)",
+      category="head", dtype_rule=float_in("uint8"), boundary=quant_ulps,
+      attrs=("scale", "zero_point"))
+unary("sign_int8", "torch.sign({0}).to(torch.int8)", category="head",
+      dtype_rule=float_in("int8"), boundary=sign_ulps)
+unary("gt_scalar", "{0} > {value}", category="head", dtype_rule=float_in("bool"),
+      boundary=compare_ulps, attrs=("value",))
+register(OpSpec("gt", 2, "{0} > {1}", shape_rule=broadcast, category="head",
+                dtype_rule=float_in("bool"), boundary=compare_ulps))
+unary("to_int32", "{0}.to(torch.int32)", category="head", dtype_rule=float_in("int32"),
+      boundary=to_int_ulps)
+
+# Graph inputs: activations, weights and masks arrive as function arguments.
+register(OpSpec("input", 0, "", dtype_rule=same_dtype, category="input", attrs=("role",)))
+
+
+def spec(name: str) -> OpSpec:
+    """The spec for ``name``; an unknown op is an invalid graph, never a KeyError traceback."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise InvalidGraph(f"unknown op {name!r}") from None
+
+
+def label(op: str, attrs: dict) -> str:
+    """How a node reads in op chains and signatures: its op, or a generic call's target."""
+    return str(attrs.get("target", op)) if op == "call" else op
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    value = getattr(torch, name, None)
+    if not isinstance(value, torch.dtype):
+        raise InvalidGraph(f"unknown dtype {name!r}")
+    return value
+

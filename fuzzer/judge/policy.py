@@ -1,0 +1,86 @@
+"""The oracle's policy over a graph: what each output's elements mean before they are compared.
+
+Three questions only the graph can answer, asked of the float64 values of every node:
+- how far each element of a discrete head sits from the head's discontinuity (ulps of the working
+  dtype), so a flip can be graded as evidence;
+- which elements are undefined: an integer converted from a float64 NaN (C++ leaves the result
+  undefined; for an unclamped cast, also from inf or out of the integer's range), and index
+  outputs (argmax/topk indices: ties make any answer valid), never compared;
+- the verdict itself: ``judge_graph`` hands all of it to ``oracle.judge``.
+A value missing from ``values`` (a user's model judged on its outputs alone) means "no boundary,
+nothing undefined" for that output.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fuzzer.ir import generic, ops
+from fuzzer.ir.graph import Graph
+from fuzzer.judge import oracle
+from fuzzer.judge.oracle import Verdict
+
+INDEX_OPS = {"argmax", "argmin", "argsort"}  # always indices
+INDEX_PICKS = {"topk", "sort", "max", "min", "kthvalue", "mode", "median"}  # element 1: indices
+
+
+def boundary_ulps(graph: Graph, values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
+    """Per output: float64 distance (ulps) of each element from its head's discontinuity."""
+    result: list[torch.Tensor | None] = []
+    for out in graph.outputs:
+        node = graph.node(out)
+        boundary = _boundary(graph, node)
+        if boundary is None or any(i not in values for i in node["inputs"]):
+            result.append(None)
+            continue
+        head_inputs = [values[i] for i in node["inputs"]]
+        working = ops.torch_dtype(graph.node(node["inputs"][0])["dtype"])
+        result.append(boundary(head_inputs, node["attrs"], working).cpu())
+    return result
+
+
+def _boundary(graph: Graph, node: dict) -> ops.Boundary | None:
+    spec = ops.REGISTRY.get(node["op"])
+    if node["op"] == "call" and generic.is_int_cast(node["attrs"]) and node["inputs"] \
+            and graph.node(node["inputs"][0])["dtype"] in ops.FLOAT_DTYPES:
+        return ops.to_int_ulps  # a captured x.to(int8): flips at the integers
+    return spec.boundary if spec is not None else None
+
+
+def undefined_elements(graph: Graph,
+                       values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
+    """Per integer output: the elements whose value no rule defines (see the module docstring)."""
+    result: list[torch.Tensor | None] = []
+    for out in graph.outputs:
+        node = graph.node(out)
+        if is_index_output(node):  # maintainers do not treat differing indices as bugs
+            result.append(torch.ones(tuple(node["shape"]), dtype=torch.bool))
+            continue
+        source = values.get(node["inputs"][0]) if node["inputs"] else None
+        if node["dtype"] == "bool" or node["dtype"] not in ops.DISCRETE_DTYPES \
+                or source is None or not source.is_floating_point():
+            result.append(None)
+            continue
+        bad = torch.isnan(source)
+        if node["op"] in ("to_int32", "call"):  # no clamp before the conversion
+            info = torch.iinfo(ops.torch_dtype(node["dtype"]))
+            bad |= (source < info.min) | (source > info.max) | torch.isinf(source)
+        shape = tuple(node["shape"])
+        result.append(bad.cpu() if tuple(bad.shape) == shape else None)
+    return result
+
+
+def is_index_output(node: dict) -> bool:
+    """A captured argmax/argmin/topk-indices output: ties make any answer valid."""
+    if node["op"] != "call":
+        return False
+    name = str(node["attrs"].get("target", "")).rsplit(".", 1)[-1]
+    return name in INDEX_OPS or (name in INDEX_PICKS and node["attrs"].get("pick") == 1)
+
+
+def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],
+                values: dict[int, torch.Tensor]) -> Verdict:
+    """The verdict on one run, against the float64 ``values`` of every node (or of the outputs)."""
+    ref = [values[o] for o in graph.outputs]
+    return oracle.judge(eager, compiled, ref, boundary_ulps(graph, values), graph.outputs,
+                        undefined_elements(graph, values))

@@ -1,0 +1,181 @@
+"""Standalone ``repro.py`` files: the model exactly as numfuzz ran it, inputs bit-exact, torch only.
+
+The function is ``render.render_function`` of the case's graph, the same text the workers executed.
+Small inputs are written inline as exact Python float literals (``repr`` round-trips every float64,
+and every float32/bfloat16/float16 value is one); larger ones go to an adjacent ``inputs.pt``. The
+script runs eager, compiled and float64, judges the output with the oracle's own rules
+(``fuzzer.judge.rules``, embedded verbatim) against the case's divergence key, prints the
+differing elements, and exits 1 when the divergence reproduces, 0 when it does not and 2 when it
+could not run, so it can drive ``compiler_bisector run``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import torch
+
+from fuzzer.corpus.case import Case, CaseError
+from fuzzer.corpus.files import atomic_write
+from fuzzer.ir import render
+from fuzzer.judge import policy, rules
+from fuzzer.judge.key import DivergenceKey
+from fuzzer.judge.oracle import TOLERANCE
+
+INLINE_LIMIT = 256  # input elements written into the file; more go to inputs.pt
+TIMEOUT = 300  # seconds before a timeout case counts as reproduced (the workers' default)
+
+MAIN = '''\
+def main():
+    torch._inductor.config.fallback_random = True
+{config}    try:
+        inputs = get_inputs()
+        eager = model(*inputs)
+        ref = model(*[t.double() if t.is_floating_point() else t for t in inputs])
+    except Exception as err:
+        print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
+        return 2
+    if KEY["kind"] == "timeout":
+        import signal
+
+        def alarm(*args):
+            raise TimeoutError(f"no answer within {{TIMEOUT}}s")
+
+        signal.signal(signal.SIGALRM, alarm)
+        signal.alarm(TIMEOUT)
+    try:
+        compiled = torch.compile(model, backend={backend}, fullgraph=True)(*inputs)
+    except Exception as err:
+        print(f"compiled failed: {{type(err).__name__}}: {{err}}")
+        raised = "timeout" if isinstance(err, TimeoutError) else "crash"
+        return 1 if (raised, type(err).__name__) == (KEY["kind"], KEY["error"]) else 0
+    if KEY["kind"] == "timeout":
+        signal.alarm(0)
+    e, c, r = eager[OUTPUT], compiled[OUTPUT], ref[OUTPUT]
+    undefined = None
+    if UNDEFINED is not None:
+        undefined = torch.zeros(e.shape, dtype=torch.bool)
+        undefined.view(-1)[list(UNDEFINED)] = True
+        undefined = undefined.to(e.device)
+    kind = output_kind(e, c, r, TOL, undefined)
+    diverged = kind == KEY["kind"]
+    print(f"output {{OUTPUT}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
+    if kind not in ("ok", "crash"):
+        c = c.to(e.device)
+        bad = {{"int-flip": lambda: discrete_flips(e, c, r, undefined),
+               "nonfinite": lambda: nonfinite_in_compiled(e, c, r),
+               "eager-nonfinite": lambda: nonfinite_in_eager(e, c, r)}}.get(kind, lambda: e != c)()
+        print(f"  {{int(bad.sum())}}/{{e.numel()}} elements")
+        for index in bad.nonzero()[:8].tolist():
+            at = tuple(index)
+            print(f"  at {{at}}: eager={{e[at].item()!r}} compiled={{c[at].item()!r}} "
+                  f"float64={{r[at].item()!r}}")
+    return 1 if diverged else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _literal(value: float | int | bool) -> str:
+    if isinstance(value, bool) or isinstance(value, int):
+        return repr(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
+
+
+def _tensor_source(name: str, t: torch.Tensor) -> str:
+    values = ", ".join(_literal(v) for v in t.reshape(-1).tolist())
+    dtype = str(t.dtype)
+    shape = tuple(t.shape)
+    text = f"torch.tensor([{values}], dtype={dtype})"
+    if len(shape) != 1:
+        text += f".reshape({shape!r})"
+    return f"    {name} = {text}"
+
+
+def _inputs_source(case: Case, out_dir: Path) -> str:
+    names = [case.graph.var(n) for n in case.graph.input_ids()]
+    tensors = case.ordered_inputs()
+    lines = ["def get_inputs():"]
+    if sum(t.numel() for t in tensors) <= INLINE_LIMIT:
+        lines += [_tensor_source(n, t) for n, t in zip(names, tensors)]
+        lines.append(f"    return [t.to(DEVICE) for t in ({', '.join(names)},)]")
+    else:
+        buf = io.BytesIO()
+        torch.save([t.cpu() for t in tensors], buf)
+        atomic_write(out_dir / "inputs.pt", buf.getvalue())
+        lines += ["    here = os.path.dirname(os.path.abspath(__file__))",
+                  "    path = os.path.join(here, 'inputs.pt')",
+                  "    return [t.to(DEVICE) for t in torch.load(path, weights_only=True)]"]
+    return "\n".join(lines)
+
+
+def repro_source(case: Case, out_dir: Path) -> str:
+    verdict = case.verdict
+    if verdict is None or not verdict.is_finding:
+        raise CaseError("the case records no divergence to reproduce")
+    key = DivergenceKey.of(verdict)
+    output = verdict.output if verdict.output is not None else 0
+    config = "".join(f"    torch._inductor.config.{k} = {v!r}\n" for k, v in case.config.items())
+    header = (
+        f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
+        f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
+        f"torch {torch.__version__}. Generated "
+        "by numfuzz; a person should check it before filing.\n"
+        "Exit status: 1 = the divergence reproduces, 0 = it does not, 2 = it could not run;\n"
+        "so it can drive `python -m torch._inductor.compiler_bisector run python repro.py`.\n"
+        '"""\n'
+    )
+    imports = "import os\nimport sys\n\n"
+    # compiler_bisector run sets TORCH_COMPILE_BACKEND to move between backends.
+    backend = f"os.environ.get('TORCH_COMPILE_BACKEND', {case.backend!r})"
+    if ":" in case.backend:  # a custom backend (test doubles): import it by name
+        module, _, attr = case.backend.partition(":")
+        imports += f"from {module} import {attr} as BACKEND\n\n"
+        backend = "BACKEND"
+    parts = [
+        header + imports + render.HEADER.rstrip() + "\n\ninf, nan = float('inf'), float('nan')",
+        render.render_function(case.graph),
+        f"DEVICE = {case.device!r}\nKEY = {key.to_dict()!r}  # the divergence it reproduces\n"
+        f"OUTPUT = {output}\nTOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
+        f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)",
+        _inputs_source(case, out_dir),
+        "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
+        + rules.embedded_source().rstrip(),
+        MAIN.format(config=config, backend=backend).rstrip(),
+    ]
+    return "\n\n\n".join(parts) + "\n"
+
+
+def _quotable(text: str) -> str:
+    """Text from a case file, safe inside the repro's docstring (no quote or backslash can end
+    it early: a verdict message is data, never code)."""
+    return text.replace("\\", "/").replace('"', "'").replace("\r", " ")
+
+
+def _undefined(case: Case, output: int) -> list[int] | None:
+    """Elements of the output numfuzz does not compare (``judge.policy``), as flat indices."""
+    if output >= len(case.graph.outputs):
+        return None
+    trace = render.load(render.render_trace(case.graph), "trace")
+    with torch.no_grad():
+        values = trace(*[t.double() if t.is_floating_point() else t
+                         for t in case.ordered_inputs()])
+    mask = policy.undefined_elements(case.graph, values)[output]
+    if mask is None or not bool(mask.any()):
+        return None
+    return [int(i) for i in mask.reshape(-1).nonzero().reshape(-1)]
+
+
+def write_repro(case: Case, out_dir: Path) -> Path:
+    """Write ``repro.py`` (and ``inputs.pt`` when the inputs are large) into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "repro.py"
+    return atomic_write(path, repro_source(case, out_dir))

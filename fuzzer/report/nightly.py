@@ -1,0 +1,545 @@
+"""The nightly job: fuzz, minimize what is new, triage, store, draft, recheck, summarize.
+
+What cron runs (``numfuzz nightly --device auto --time 6h --reports reports/``). One night lives in
+``reports/<date>/``: ``night.json`` says which stage it reached, so a killed night started again on
+the same date resumes there (the campaign resumes its own case indices; the store's ``processed``
+table says which case files are done, written in the same transaction as their hit). A night that
+finished and is started again on the same date is a new run (``<date>#2``) with a fresh seed.
+
+Stages: fuzz (``campaign.run_campaign``; with ``--time``, ``fuzz_share`` of the budget); process
+(each corpus case file no night has processed: minimize, attribute, signature, record; a case file
+an earlier night processed that tonight's campaign found again is a hit on its signature); drafts
+(findings without one, i.e. new signatures: bisector, repro run, ``reports/<date>/<signature>.md``);
+recheck (open findings not seen tonight, replayed k times on the installed torch); ``SUMMARY.md``.
+Log lines are plain text with a timestamp; the exit status is 0 whenever the night ran.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fuzzer.corpus.case import Case, CaseError, versions
+from fuzzer.corpus.files import atomic_write
+from fuzzer.ir.graph import op_chain
+from fuzzer.judge.key import same_divergence
+from fuzzer.report import draft
+from fuzzer.report.store import Finding, Store, now
+from fuzzer.triage.attribute import (
+    KNOBS,
+    Attribution,
+    Knob,
+    RunnerPool,
+    attribute,
+    bisect_summary,
+    knob_named,
+    run_bisect,
+    run_fresh,
+)
+from fuzzer.triage.signature import graph_dtype, signature
+
+Log = Callable[[str], None]
+
+
+def plain_log(text: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} nightly: {text}", flush=True)
+
+
+@dataclass
+class NightSettings:
+    reports: Path = Path("reports")
+    device: str = "cpu"
+    seconds: float | None = None  # the whole night; fuzzing gets fuzz_share of it
+    cases: int | None = None
+    seed: int | None = None  # default: derived from the date and run number
+    backend: str = "inductor"
+    corpus: Path | None = None  # default: reports/corpus, shared by all nights
+    grammar: str = "mixed"
+    dtypes: tuple[str, ...] = ("float32", "bfloat16", "float16")
+    workers: int = 1
+    k: int = 3
+    max_calls: int = 200
+    minimize_seconds: float | None = 900
+    max_findings: int = 20  # new case files minimized per night; the rest wait for the next
+    bisect: bool = True
+    knobs: tuple[str, ...] | None = None  # knob names; None = all of triage.KNOBS
+    date: str | None = None  # default: today (local time)
+    timeout: float = 300
+    fuzz_share: float = 0.7
+
+    @property
+    def corpus_dir(self) -> Path:
+        return self.corpus or self.reports / "corpus"
+
+    def knob_list(self) -> tuple[Knob, ...]:
+        return KNOBS if self.knobs is None else tuple(knob_named(n) for n in self.knobs)
+
+
+@dataclass
+class Night:
+    """The persisted state of one night (``reports/<date>/night.json``)."""
+
+    date: str
+    run: int
+    seed: int
+    stage: str = "fuzz"
+    status: str = "running"
+    started: str = field(default_factory=now)  # UTC, comparable with the store's timestamps
+    cases: int = 0
+    skipped: int = 0
+    fuzz_seconds: float = 0.0
+    raw_findings: dict = field(default_factory=dict)  # campaign findings by kind
+    found: list[str] = field(default_factory=list)  # case files tonight's campaign reported
+    rechecks: list[dict] = field(default_factory=list)
+    backlog: int = 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.date}#{self.run}"
+
+    def save(self, directory: Path) -> None:
+        atomic_write(directory / "night.json", json.dumps(asdict(self), indent=1))
+
+
+def open_night(settings: NightSettings, directory: Path, log: Log) -> Night:
+    """Resume tonight's unfinished run, or start a new one."""
+    path = directory / "night.json"
+    run = 1
+    if path.is_file():
+        data = json.loads(path.read_text())
+        if data.get("status") == "running":
+            night = Night(**data)
+            log(f"resuming night {night.id} at stage {night.stage}")
+            return night
+        run = int(data.get("run", 1)) + 1
+        if (directory / "SUMMARY.md").exists():
+            (directory / "SUMMARY.md").replace(directory / f"SUMMARY-{run - 1}.md")
+    seed = settings.seed if settings.seed is not None else \
+        int(directory.name.replace("-", "")) * 100 + run
+    night = Night(date=directory.name, run=run, seed=seed)
+    night.save(directory)
+    log(f"night {night.id} starts: seed {seed}, reports in {directory}")
+    return night
+
+
+@dataclass
+class Context:
+    settings: NightSettings
+    night: Night
+    directory: Path
+    store: Store
+    pool: RunnerPool
+    log: Log
+    deadline: float | None = None
+
+    def advance(self, stage: str) -> None:
+        self.night.stage = stage
+        self.night.save(self.directory)
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+
+def run_night(settings: NightSettings, log: Log = plain_log,
+              pool: RunnerPool | None = None) -> Path:
+    """One night, resumable; returns the path of its ``SUMMARY.md``."""
+    directory = settings.reports / (settings.date or time.strftime("%Y-%m-%d"))
+    night = open_night(settings, directory, log)
+    store = Store.in_reports(settings.reports)
+    own = pool is None
+    pool = pool or RunnerPool(timeout=settings.timeout, warmup=settings.backend == "inductor")
+    ctx = Context(settings, night, directory, store, pool, log)
+    try:
+        return _stages(ctx)
+    finally:
+        if own:
+            pool.close()
+        store.close()
+
+
+def _stages(ctx: Context) -> Path:
+    night, s = ctx.night, ctx.settings
+    start = time.monotonic()
+    if night.stage == "fuzz":
+        fuzz(ctx)
+        ctx.advance("process")
+    if s.seconds is not None:
+        ctx.deadline = time.monotonic() + s.seconds * (1 - s.fuzz_share)
+    if night.stage == "process":
+        process(ctx)
+        ctx.advance("drafts")
+    if night.stage == "drafts":
+        write_pending_drafts(ctx)
+        ctx.advance("recheck")
+    if night.stage == "recheck":
+        results = recheck(ctx.store, ctx.pool, k=s.k, seen_before=night.started, log=ctx.log)
+        night.rechecks = [asdict(r) for r in results]
+        ctx.advance("summary")
+    path = write_summary(ctx)
+    night.status = "done"
+    ctx.advance("done")
+    ctx.log(f"night {night.id} done in {time.monotonic() - start:.0f}s: {path}")
+    return path
+
+
+# ------------------------------------------------------------------ fuzz
+
+
+def fuzz(ctx: Context) -> None:
+    """The campaign; after a kill it resumes tonight's case indices and remaining time."""
+    from fuzzer.corpus.campaign import Settings, run_campaign
+
+    s, night = ctx.settings, ctx.night
+    spent = night.fuzz_seconds
+    seconds = None if s.seconds is None else max(1.0, s.seconds * s.fuzz_share - spent)
+    settings = Settings(out=s.corpus_dir, device=s.device, cases=s.cases, seconds=seconds,
+                        seed=night.seed, grammar=s.grammar, dtypes=s.dtypes, workers=s.workers,
+                        backend=s.backend, timeout=s.timeout, resume=night.cases > 0)
+    ctx.log(f"fuzzing: device={s.device} backend={s.backend} seed={night.seed} "
+            f"budget={_budget(s.cases, seconds)} corpus={s.corpus_dir}")
+    counts = Counter(night.raw_findings)
+    t0 = time.monotonic()
+
+    def on_outcome(outcome: Any) -> None:
+        v = outcome.verdict
+        night.cases += 1
+        night.skipped += v.kind == "skip"
+        if v.is_finding:
+            counts[v.kind] += 1
+            night.found.append(outcome.path.name)
+            ctx.log(f"case {outcome.index}: {v.summary()} -> {outcome.path.name}")
+        night.raw_findings = dict(counts)
+        night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
+        night.save(ctx.directory)
+
+    run_campaign(settings, on_outcome=on_outcome)
+    night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
+    ctx.log(f"fuzzed {night.cases} cases in {night.fuzz_seconds:.0f}s; "
+            f"raw findings: {dict(counts) or 'none'}")
+
+
+def _budget(cases: int | None, seconds: float | None) -> str:
+    parts = ([f"{cases} cases"] if cases else []) + ([f"{seconds:.0f}s"] if seconds else [])
+    return " or ".join(parts) or "unbounded"
+
+
+# ------------------------------------------------------------------ process
+
+
+def process(ctx: Context) -> None:
+    """Every corpus case file, oldest first: a hit if processed before, else the full pipeline.
+    A second pass picks up the slips the minimizer saved to the corpus during the first."""
+    fresh = sum(1 for r in ctx.store.night_rows(ctx.night.id)
+                if r["outcome"] != "recurring" and not r["outcome"].startswith("seen before"))
+    for _ in range(2):
+        fresh, backlog = _process_pass(ctx, fresh)
+    ctx.night.backlog = backlog
+    if backlog:
+        ctx.log(f"{backlog} case files left for the next night (max findings / time)")
+
+
+def _process_pass(ctx: Context, fresh: int) -> tuple[int, int]:
+    found = set(ctx.night.found)
+    files = sorted(ctx.settings.corpus_dir.glob("*.pt"), key=lambda p: (p.stat().st_mtime, p.name))
+    backlog = 0
+    for path in files:
+        key = path.name
+        if ctx.store.processed(ctx.night.id, key):
+            continue
+        earlier = ctx.store.earlier(key)
+        if earlier is not None:
+            if key in found:
+                _hit_again(ctx, key, earlier)
+            continue
+        if fresh >= ctx.settings.max_findings or ctx.out_of_time():
+            backlog += 1
+            continue
+        fresh += 1
+        _process_one(ctx, path, key)
+    return fresh, backlog
+
+
+def _hit_again(ctx: Context, key: str, earlier: Any) -> None:
+    """Tonight's campaign produced a case file an earlier night processed."""
+    finding = ctx.store.get(earlier["signature"]) if earlier["signature"] else None
+    if finding is None:
+        ctx.store.mark_processed(ctx.night.id, key, f"seen before: {earlier['outcome']}")
+        return
+    finding.torch, finding.triton = _versions()
+    ctx.store.record(finding, night=ctx.night.id, key=key)
+    ctx.log(f"{key}: recurring {finding.signature} ({finding.title})")
+
+
+def _versions() -> tuple[str, str]:
+    found = versions()
+    return found["torch"], found["triton"]
+
+
+def _process_one(ctx: Context, path: Path, key: str) -> None:
+    ctx.log(f"{key}: processing")
+    try:
+        case = Case.load(path)
+    except CaseError as err:
+        ctx.store.mark_processed(ctx.night.id, key, f"unreadable: {err}")
+        return
+    if case.verdict is None or not case.verdict.is_finding:
+        ctx.store.mark_processed(ctx.night.id, key, "not a finding")
+        return
+    try:
+        minimized, reliability, note = _minimize(ctx, case)
+        if note:
+            return _not_reproducible(ctx, key, note)
+        attribution = attribute(minimized, ctx.pool, ctx.settings.knob_list())
+        _record(ctx, key, minimized, attribution, reliability)
+    except Exception as err:  # one bad case must not end the night
+        ctx.log(f"{key}: error: {type(err).__name__}: {err}")
+        ctx.store.mark_processed(ctx.night.id, key, f"error: {type(err).__name__}: {err}"[:500])
+
+
+def _not_reproducible(ctx: Context, key: str, note: str) -> None:
+    ctx.log(f"{key}: not reproducible: {note}")
+    ctx.store.mark_processed(ctx.night.id, key, f"not reproducible: {note}"[:500])
+
+
+def _minimize(ctx: Context, case: Case) -> tuple[Case, tuple[int, int] | None, str]:
+    """The minimized case, its k/k, and a note when it does not reproduce. Timeouts are kept
+    whole (every minimizer call would wait the full timeout)."""
+    from fuzzer.reduce.minimize import NotReproducible, minimize
+
+    if case.verdict.kind == "timeout":
+        return case, None, ""
+    s = ctx.settings
+    try:
+        result = minimize(case, ctx.pool.get(case.device), k=s.k, max_calls=s.max_calls,
+                          seconds=s.minimize_seconds, corpus=s.corpus_dir,
+                          progress=lambda text: ctx.log(f"  minimize: {text}"))
+    except NotReproducible as err:
+        return case, None, str(err)
+    ctx.log(f"  minimized {result.original_ops} -> {result.final_ops} ops in {result.calls} "
+            f"calls, {result.seconds:.0f}s, reliability {result.reliability[0]}/"
+            f"{result.reliability[1]}")
+    return result.case, result.reliability, ""
+
+
+def finding_for(case: Case, attribution: Attribution | None,
+                reliability: tuple[int, int] | None) -> Finding:
+    torch_version, triton_version = _versions()
+    return Finding(
+        signature=signature(case, attribution), kind=case.verdict.kind,
+        device=case.device.split(":")[0], dtype=graph_dtype(case),
+        op_chain=" ".join(op_chain(case.graph)), output=draft.output_label(case.verdict),
+        title=draft.title_for(case), summary=case.verdict.summary(),
+        distance_ulps=draft.distance_ulps(case.verdict), reliability=reliability,
+        torch=torch_version, triton=triton_version,
+        attribution=attribution.to_dict() if attribution else {})
+
+
+def _record(ctx: Context, key: str, case: Case, attribution: Attribution,
+            reliability: tuple[int, int] | None) -> None:
+    finding = finding_for(case, attribution, reliability)
+    case_dir = ctx.settings.reports / "findings" / finding.signature
+    if not (case_dir / "case.pt").exists():
+        case.save(case_dir / "case.pt")
+    finding.case_path = str(case_dir / "case.pt")
+    new = ctx.store.record(finding, night=ctx.night.id, key=key)
+    ctx.log(f"{key}: {'NEW' if new else 'recurring'} {finding.signature}: {finding.title}; "
+            f"{attribution.summary()}")
+
+
+# ------------------------------------------------------------------ drafts
+
+
+def write_pending_drafts(ctx: Context) -> None:
+    """A draft for every open finding that has none yet (new signatures; a killed night's too)."""
+    env_file = ctx.directory / "collect_env.txt"
+    for finding in ctx.store.findings(status="open"):
+        path = ctx.directory / f"{finding.signature}.md"
+        mine = finding.draft_path == str(path) and not path.exists()
+        if finding.draft_path is None:
+            mine = ctx.store.claim_draft(finding.signature, str(path))
+        if not mine:
+            continue
+        try:
+            write_draft_for(ctx, finding, path, env_file)
+        except Exception as err:  # the draft is retried by the next resume or night
+            ctx.log(f"draft {finding.signature}: error: {type(err).__name__}: {err}")
+
+
+def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path) -> Path:
+    from fuzzer.reduce.repro import write_repro
+
+    case = Case.load(finding.case_path)
+    attribution = Attribution.from_dict(finding.attribution)
+    if ctx.settings.bisect and attribution is not None and attribution.bisect is None:
+        ctx.log(f"bisecting {finding.signature}")
+        attribution.bisect = run_bisect(case)
+        ctx.log(f"  bisector: {bisect_summary(attribution.bisect)}")
+        ctx.store.update(finding.signature, attribution=attribution.to_dict())
+    repro = write_repro(case, Path(finding.case_path).parent)
+    ctx.log(f"running {repro}")
+    result = draft.run_repro(repro)
+    ctx.store.update(finding.signature, repro_path=str(repro))
+    finding = ctx.store.get(finding.signature)
+    text = draft.render_draft(finding, case, attribution, repro.read_text(), result,
+                              draft.collect_env_cached(env_file), path)
+    draft.write_draft(path, text)
+    ctx.log(f"draft {path} ({finding.title})")
+    return path
+
+
+# ------------------------------------------------------------------ recheck
+
+
+@dataclass
+class Recheck:
+    signature: str
+    title: str
+    before: str
+    after: str
+    reproduced: int
+    k: int
+    message: str = ""
+
+
+def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | None = None,
+            log: Log | None = None) -> list[Recheck]:
+    """Replay open (and flaky) findings k times on the installed torch: k/k stays open, 0/k with
+    every run clean is fixed (``fixed_in`` = this torch), anything between is flaky."""
+    results = []
+    for finding in store.findings():
+        if finding.status == "fixed":
+            continue
+        if seen_before is not None and finding.last_seen >= seen_before:
+            continue  # seen tonight: it just reproduced
+        result = _recheck_one(store, pool, finding, k)
+        if log:
+            log(f"recheck {finding.signature}: {result.before} -> {result.after} "
+                f"({result.reproduced}/{k}) {result.message}".rstrip())
+        results.append(result)
+    return results
+
+
+def _recheck_one(store: Store, pool: RunnerPool, finding: Finding, k: int) -> Recheck:
+    import torch
+
+    result = Recheck(finding.signature, finding.title, finding.status, finding.status, 0, k)
+    try:
+        case = Case.load(finding.case_path or "")
+    except CaseError as err:
+        result.message = f"cannot load the case: {err}"
+        return result
+    if case.device.startswith("cuda") and not torch.cuda.is_available():
+        result.message = "needs CUDA; not rechecked here"
+        return result
+    verdicts = [run_fresh(pool.get(case.device), case) for _ in range(k)]
+    result.reproduced = sum(same_divergence(case.verdict, v) for v in verdicts)
+    if result.reproduced == k:
+        result.after = "open"
+    elif result.reproduced:
+        result.after = "flaky"
+    elif all(v.kind == "ok" for v in verdicts):
+        result.after = "fixed"
+    else:
+        kinds = ", ".join(sorted({v.kind for v in verdicts}))
+        result.message = f"does not reproduce but is not clean either ({kinds}); status kept"
+        return result
+    fixed_in = str(torch.__version__) if result.after == "fixed" else None
+    store.set_status(finding.signature, result.after, reliability=(result.reproduced, k),
+                     fixed_in=fixed_in)
+    return result
+
+
+# ------------------------------------------------------------------ summary
+
+
+def write_summary(ctx: Context) -> Path:
+    return atomic_write(ctx.directory / "SUMMARY.md", summary_text(ctx))
+
+
+def summary_text(ctx: Context) -> str:
+    night, store = ctx.night, ctx.store
+    rows = list(store.night_rows(night.id))
+    new = draft.ranked([f for r in rows if r["outcome"] == "new"
+                        if (f := store.get(r["signature"]))])
+    recurring = [f for sig in dict.fromkeys(r["signature"] for r in rows
+                                            if r["outcome"] == "recurring")
+                 if (f := store.get(sig))]
+    other = [r for r in rows if r["outcome"] not in ("new", "recurring")]
+    torch_version, triton_version = _versions()
+    parts = [f"# numfuzz nightly {night.date} (run {night.run})", "",
+             f"torch {torch_version}, triton {triton_version}; device {ctx.settings.device}, "
+             f"backend {ctx.settings.backend}, seed {night.seed}; started {night.started}, "
+             f"summary written {now()}.", "",
+             *_throughput(night), *_new_section(ctx, new), *_recurring_section(recurring),
+             *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
+             *_other_section(other, night.backlog)]
+    return "\n".join(parts) + "\n"
+
+
+def _throughput(night: Night) -> list[str]:
+    rate = 60.0 * night.cases / night.fuzz_seconds if night.fuzz_seconds else 0.0
+    kinds = ", ".join(f"{k}: {n}" for k, n in sorted(night.raw_findings.items())) or "none"
+    return ["## Throughput", "", "| cases fuzzed | cases/min | fuzzing time | skipped | "
+            "raw findings |", "|---|---|---|---|---|",
+            f"| {night.cases} | {rate:.1f} | {night.fuzz_seconds:.0f}s | {night.skipped} | "
+            f"{kinds} |", ""]
+
+
+def _new_section(ctx: Context, new: list[Finding]) -> list[str]:
+    lines = [f"## New findings: {len(new)}", ""]
+    if not new:
+        return lines + ["None tonight.", ""]
+    lines += ["Ranked: non-finite, then flips far from their boundary, then the rest. Each "
+              "draft was generated by numfuzz; a person must check it before filing.", "",
+              "| # | signature | title | reliability | draft |", "|---|---|---|---|---|"]
+    for i, f in enumerate(new, 1):
+        rel = f"{f.reliability[0]}/{f.reliability[1]}" if f.reliability else "-"
+        link = f"[{Path(f.draft_path).name}]({Path(f.draft_path).name})" if f.draft_path else "-"
+        lines.append(f"| {i} | `{f.signature}` | {f.title} | {rel} | {link} |")
+    lines += ["", "To file one after checking it (numfuzz never files anything):", ""]
+    lines += [f"    {draft.gh_command(f.title, Path(f.draft_path))}" for f in new if f.draft_path]
+    return lines + [""]
+
+
+def _recurring_section(recurring: list[Finding]) -> list[str]:
+    lines = [f"## Recurring: {len(recurring)}", ""]
+    if not recurring:
+        return lines + ["None.", ""]
+    lines += ["| signature | title | hits | first seen | status |", "|---|---|---|---|---|"]
+    lines += [f"| `{f.signature}` | {f.title} | {f.hits} | {f.first_seen} | {f.status} |"
+              for f in recurring]
+    return lines + [""]
+
+
+def _recheck_section(rechecks: list[dict]) -> list[str]:
+    fixed = [r for r in rechecks if r["after"] == "fixed"]
+    flaky = [r for r in rechecks if r["after"] == "flaky"]
+    lines = [f"## Fixed: {len(fixed)} (of {len(rechecks)} open findings rechecked)", ""]
+    lines += [f"- `{r['signature']}` {r['title']}: 0/{r['k']} on this torch" for r in fixed]
+    if flaky:
+        lines += ["", f"Flaky now: {len(flaky)}"]
+        lines += [f"- `{r['signature']}` {r['title']}: {r['reproduced']}/{r['k']}" for r in flaky]
+    notes = [r for r in rechecks if r["message"]]
+    lines += [f"- `{r['signature']}`: {r['message']}" for r in notes]
+    return lines + [""]
+
+
+def _crash_section(night: Night, findings: list[Finding]) -> list[str]:
+    raw = sum(n for k, n in night.raw_findings.items() if k in ("crash", "timeout"))
+    crashes = [f for f in findings if f.kind in ("crash", "timeout")]
+    lines = [f"## Crashes and timeouts: {raw} raw, {len(crashes)} signatures", ""]
+    lines += [f"- `{f.signature}` {f.title}: {f.summary}" for f in crashes]
+    return lines + [""]
+
+
+def _other_section(other: list[Any], backlog: int) -> list[str]:
+    lines = [f"## Not reproducible, errors, skipped: {len(other)}", ""]
+    lines += [f"- {r['key']}: {r['outcome']}" for r in other]
+    if backlog:
+        lines += ["", f"{backlog} case files wait for the next night (max findings / time)."]
+    return lines + [""]

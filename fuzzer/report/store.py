@@ -1,0 +1,289 @@
+"""The findings store: one SQLite file in ``reports/``, one row per bug signature.
+
+Several campaigns, nightlies and ``findings --recheck`` may write at once: the database runs in WAL
+mode with a busy timeout, and every change is one short ``BEGIN IMMEDIATE`` transaction (writers
+queue, readers never block). ``synchronous=FULL`` and SQLite's journal mean a process killed with
+SIGKILL loses at most the transaction it was in the middle of, never a committed row.
+
+Tables: ``findings`` (the bug: signature, kind, first/last seen, hits, reliability, status,
+fixed_in, paths, attribution), ``versions_seen`` (which torch/triton builds saw it), and
+``processed`` (which case files each night has dealt with, for resuming a killed night).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fuzzer.errors import StoreError
+
+DB_NAME = "findings.sqlite"
+STATUSES = ("open", "fixed", "flaky")
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS findings (
+    signature    TEXT PRIMARY KEY,
+    kind         TEXT NOT NULL,
+    device       TEXT NOT NULL,
+    dtype        TEXT NOT NULL,
+    op_chain     TEXT NOT NULL,
+    output       TEXT NOT NULL DEFAULT '',
+    title        TEXT NOT NULL DEFAULT '',
+    summary      TEXT NOT NULL DEFAULT '',
+    distance_ulps REAL,
+    first_seen   TEXT NOT NULL,
+    last_seen    TEXT NOT NULL,
+    hits         INTEGER NOT NULL DEFAULT 1,
+    reliability_ok INTEGER,
+    reliability_k  INTEGER,
+    status       TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'fixed', 'flaky')),
+    fixed_in     TEXT,
+    checked_at   TEXT,
+    case_path    TEXT,
+    repro_path   TEXT,
+    draft_path   TEXT,
+    attribution  TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS versions_seen (
+    signature TEXT NOT NULL REFERENCES findings(signature),
+    torch     TEXT NOT NULL,
+    triton    TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    PRIMARY KEY (signature, torch, triton)
+);
+CREATE TABLE IF NOT EXISTS processed (
+    night     TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    signature TEXT,
+    outcome   TEXT NOT NULL,
+    at        TEXT NOT NULL,
+    PRIMARY KEY (night, key)
+);
+CREATE INDEX IF NOT EXISTS processed_key ON processed (key);
+"""
+
+
+def now() -> str:
+    """UTC timestamp, second resolution, sortable as text."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass
+class Finding:
+    """What ``record`` needs to know about one sighting, and what a row reads back as."""
+
+    signature: str
+    kind: str
+    device: str
+    dtype: str
+    op_chain: str
+    output: str = ""
+    title: str = ""
+    summary: str = ""
+    distance_ulps: float | None = None
+    reliability: tuple[int, int] | None = None
+    torch: str = ""
+    triton: str = ""
+    attribution: dict = field(default_factory=dict)
+    case_path: str | None = None
+    repro_path: str | None = None
+    draft_path: str | None = None
+    # filled when read back
+    first_seen: str = ""
+    last_seen: str = ""
+    hits: int = 0
+    status: str = "open"
+    fixed_in: str | None = None
+    checked_at: str | None = None
+    versions: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        data = dict(self.__dict__)
+        data["versions"] = [list(v) for v in self.versions]
+        data["reliability"] = list(self.reliability) if self.reliability else None
+        return data
+
+
+class Store:
+    """A connection to ``reports/findings.sqlite``; cheap to open, safe to share across processes
+    (not across threads: open one per thread)."""
+
+    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        try:
+            self.db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = FULL")
+            with self.transaction():
+                self._create()
+            found = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                                    ).fetchone()[0]
+        except sqlite3.DatabaseError as err:
+            self.db.close()
+            raise StoreError(f"{self.path}: not a numfuzz findings store ({err})") from None
+        if found != str(SCHEMA_VERSION):
+            self.db.close()
+            raise StoreError(f"{self.path}: findings store schema version {found}, this numfuzz "
+                             f"reads {SCHEMA_VERSION}: open it with the numfuzz that wrote it, or "
+                             "move it aside to start a new store")
+
+    @classmethod
+    def in_reports(cls, reports: str | Path) -> Store:
+        return cls(Path(reports) / DB_NAME)
+
+    def _create(self) -> None:
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                self.db.execute(statement)
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ transactions
+
+    class _Tx:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")  # take the write lock now, or wait for it
+            return self.db
+
+        def __exit__(self, exc_type: Any, *rest: object) -> None:
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+    def transaction(self) -> Store._Tx:
+        return Store._Tx(self.db)
+
+    # ------------------------------------------------------------ writing
+
+    def record(self, finding: Finding, *, night: str | None = None, key: str | None = None,
+               seen: str | None = None) -> bool:
+        """One sighting: a new row (returns True) or a hit on an existing one. When ``night`` and
+        ``key`` are given, the case file is marked processed in the same transaction, so a killed
+        night neither loses the hit nor counts it twice."""
+        seen = seen or now()
+        with self.transaction() as db:
+            new = self._upsert(db, finding, seen)
+            db.execute("INSERT OR IGNORE INTO versions_seen VALUES (?, ?, ?, ?)",
+                       (finding.signature, finding.torch, finding.triton, seen))
+            if night is not None and key is not None:
+                db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
+                           (night, key, finding.signature, "new" if new else "recurring", seen))
+        return new
+
+    def _upsert(self, db: sqlite3.Connection, f: Finding, seen: str) -> bool:
+        row = db.execute("SELECT status FROM findings WHERE signature = ?",
+                         (f.signature,)).fetchone()
+        if row is None:
+            ok, k = f.reliability if f.reliability else (None, None)
+            db.execute(
+                "INSERT INTO findings (signature, kind, device, dtype, op_chain, output, title, "
+                "summary, distance_ulps, first_seen, last_seen, hits, reliability_ok, "
+                "reliability_k, status, case_path, repro_path, draft_path, attribution) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 'open', ?, ?, ?, ?)",
+                (f.signature, f.kind, f.device, f.dtype, f.op_chain, f.output, f.title,
+                 f.summary, f.distance_ulps, seen, seen, ok, k, f.case_path, f.repro_path,
+                 f.draft_path, json.dumps(f.attribution, sort_keys=True)))
+            return True
+        # Seen again: a fixed bug that reappears is open again (a regression), fixed_in cleared.
+        db.execute("UPDATE findings SET hits = hits + 1, last_seen = max(last_seen, ?), "
+                   "status = CASE WHEN status = 'fixed' THEN 'open' ELSE status END, "
+                   "fixed_in = CASE WHEN status = 'fixed' THEN NULL ELSE fixed_in END "
+                   "WHERE signature = ?", (seen, f.signature))
+        return False
+
+    def update(self, signature: str, **values: Any) -> None:
+        """Set columns of one row (paths, attribution, title …)."""
+        allowed = {"case_path", "repro_path", "draft_path", "attribution", "title", "summary",
+                   "distance_ulps", "output"}
+        bad = set(values) - allowed
+        if bad:
+            raise ValueError(f"cannot update {sorted(bad)}")
+        if "attribution" in values:
+            values["attribution"] = json.dumps(values["attribution"], sort_keys=True)
+        columns = ", ".join(f"{name} = ?" for name in values)
+        with self.transaction() as db:
+            db.execute(f"UPDATE findings SET {columns} WHERE signature = ?",
+                       (*values.values(), signature))
+
+    def set_status(self, signature: str, status: str, *, reliability: tuple[int, int],
+                   fixed_in: str | None = None) -> None:
+        """The result of a recheck: status, the k/k it was measured with, when."""
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}")
+        with self.transaction() as db:
+            db.execute("UPDATE findings SET status = ?, reliability_ok = ?, reliability_k = ?, "
+                       "fixed_in = ?, checked_at = ? WHERE signature = ?",
+                       (status, reliability[0], reliability[1],
+                        fixed_in if status == "fixed" else None, now(), signature))
+
+    def claim_draft(self, signature: str, path: str) -> bool:
+        """Reserve the draft of a finding that has none: one writer wins, no duplicate drafts."""
+        with self.transaction() as db:
+            cursor = db.execute("UPDATE findings SET draft_path = ? WHERE signature = ? AND "
+                                "draft_path IS NULL", (path, signature))
+        return cursor.rowcount == 1
+
+    def mark_processed(self, night: str, key: str, outcome: str,
+                       signature: str | None = None) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
+                       (night, key, signature, outcome, now()))
+
+    # ------------------------------------------------------------ reading
+
+    def get(self, signature: str) -> Finding | None:
+        row = self.db.execute("SELECT * FROM findings WHERE signature = ?",
+                              (signature,)).fetchone()
+        return self._finding(row) if row else None
+
+    def findings(self, status: str | None = None) -> list[Finding]:
+        query = "SELECT * FROM findings" + (" WHERE status = ?" if status else "")
+        rows = self.db.execute(query + " ORDER BY first_seen, signature",
+                               (status,) if status else ()).fetchall()
+        return [self._finding(r) for r in rows]
+
+    def _finding(self, row: sqlite3.Row) -> Finding:
+        data = dict(row)
+        versions = self.db.execute("SELECT torch, triton FROM versions_seen WHERE signature = ? "
+                                   "ORDER BY first_seen", (data["signature"],)).fetchall()
+        ok, k = data.pop("reliability_ok"), data.pop("reliability_k")
+        data["reliability"] = (ok, k) if k else None
+        data["attribution"] = json.loads(data["attribution"] or "{}")
+        data["versions"] = [(v["torch"], v["triton"]) for v in versions]
+        return Finding(**data)
+
+    def processed(self, night: str, key: str) -> sqlite3.Row | None:
+        return self.db.execute("SELECT * FROM processed WHERE night = ? AND key = ?",
+                               (night, key)).fetchone()
+
+    def earlier(self, key: str) -> sqlite3.Row | None:
+        """The most recent processing of this case file by any night, if any."""
+        return self.db.execute("SELECT * FROM processed WHERE key = ? ORDER BY at DESC LIMIT 1",
+                               (key,)).fetchone()
+
+    def night_rows(self, night: str) -> Iterator[sqlite3.Row]:
+        yield from self.db.execute("SELECT * FROM processed WHERE night = ? ORDER BY at, key",
+                                   (night,))
+
+    def integrity(self) -> str:
+        return self.db.execute("PRAGMA integrity_check").fetchone()[0]

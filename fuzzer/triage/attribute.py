@@ -1,0 +1,335 @@
+"""Triage: which knob or compiler stage makes a divergence go away, and the bug's stable signature.
+
+Attribution re-runs a (minimized) case with one knob flipped at a time, each in a fresh compile
+(``force_disable_caches``): Inductor config knobs are patched around the compile inside the usual
+worker; knobs read from the environment when a library loads (``ATEN_CPU_CAPABILITY``) get a worker
+of their own, started with that environment; the ``aot_eager`` backend is the ablation that takes
+Inductor out altogether. Knobs that only steer Triton (``eager_numerics.*``, ``online_softmax``) are
+listed as not applicable on the CPU rather than run for nothing, and the ``cpp.*`` ones likewise on
+CUDA.
+
+Then PyTorch's own ``CompilerBisector.do_bisect`` names the backend, subsystem and N-th
+application. It runs in a child interpreter (``python -m fuzzer.triage.attribute bisect CASE``)
+compiling with the backend the bisector asks for at each step: seconds per step, where
+``python -m torch._inductor.compiler_bisector run python repro.py`` pays a fresh interpreter and
+first compile per step, and needs a repro that honours ``TORCH_COMPILE_BACKEND``.
+The bug's signature is ``fuzzer.triage.signature``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.replay import task_for
+from fuzzer.execute import config as inductor_options
+from fuzzer.execute.runner import HARNESS_ERROR, Task
+from fuzzer.execute.workers import Runner, _python_path
+from fuzzer.judge.key import same_divergence
+from fuzzer.judge.oracle import Verdict
+
+FRESH = {"force_disable_caches": True}
+OUTCOMES = ("vanishes", "persists", "changes", "error", "n/a")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One flip. ``config`` patches torch._inductor.config; ``env`` needs a worker of its own."""
+
+    name: str
+    config: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)
+    backend: str | None = None
+    devices: tuple[str, ...] = ("cpu", "cuda")
+    why: str = ""
+
+    def applies(self, device: str) -> bool:
+        return device_type(device) in self.devices
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("emulate_precision_casts", {"emulate_precision_casts": True},
+         why="round fp16/bf16 at op boundaries like eager"),
+    Knob("eager_numerics.division_rounding", {"eager_numerics.division_rounding": True},
+         devices=("cuda",), why="IEEE division in Triton"),
+    Knob("eager_numerics.use_pytorch_libdevice", {"eager_numerics.use_pytorch_libdevice": True},
+         devices=("cuda",), why="CUDA toolkit libdevice instead of Triton's"),
+    Knob("eager_numerics.disable_ftz", {"eager_numerics.disable_ftz": True}, devices=("cuda",),
+         why="no flush of denormals in Triton"),
+    Knob("split_reductions=False", {"split_reductions": False}, why="one-kernel reductions"),
+    Knob("online_softmax=False", {"online_softmax": False}, devices=("cuda",),
+         why="two-pass softmax (the online one exists only for Triton)"),
+    Knob("pattern_matcher=False", {"pattern_matcher": False}, why="no pattern rewrites"),
+    Knob("cpp.simdlen=0", {"cpp.simdlen": 0}, devices=("cpu",),
+         why="scalar C++ code instead of vectorized math"),
+    Knob("cpp.enable_floating_point_contract_flag=fast",
+         {"cpp.enable_floating_point_contract_flag": "fast"}, devices=("cpu",),
+         why="let the C++ compiler contract a*b+c into FMA, as ATen's own build may"),
+    Knob("fallback_by_default", {"fallback_by_default": True},
+         why="every op runs as its ATen kernel: no Inductor codegen"),
+    Knob("ATEN_CPU_CAPABILITY=default", env={"ATEN_CPU_CAPABILITY": "default"},
+         devices=("cpu",), why="scalar ATen and Inductor kernels (read when torch loads)"),
+    Knob("backend=aot_eager", backend="aot_eager", why="no Inductor at all"),
+)
+
+
+def knob_named(name: str) -> Knob:
+    for knob in KNOBS:
+        if knob.name == name:
+            return knob
+    raise KeyError(f"unknown knob {name!r}; known: {', '.join(k.name for k in KNOBS)}")
+
+
+def device_type(device: str) -> str:
+    return device.split(":", 1)[0]
+
+
+HARNESS_FAILURES = ("worker exited", "worker did not start", HARNESS_ERROR)
+
+
+def outcome_of(target: Verdict, verdict: Verdict) -> str:
+    if same_divergence(target, verdict):
+        return "persists"
+    if verdict.kind == "ok":
+        return "vanishes"
+    if not verdict.is_finding or verdict.message.startswith(HARNESS_FAILURES):
+        return "error"
+    return "changes"
+
+
+# ------------------------------------------------------------------ results
+
+
+@dataclass
+class KnobResult:
+    knob: str
+    outcome: str  # one of OUTCOMES
+    verdict: str = ""  # the verdict's summary under this knob
+    seconds: float = 0.0
+
+
+@dataclass
+class Attribution:
+    """Which flips make the divergence vanish, and what the bisector named."""
+
+    reproduces: bool
+    baseline: str
+    knobs: list[KnobResult] = field(default_factory=list)
+    bisect: dict | None = None
+    seconds: float = 0.0
+
+    def vanishing(self) -> list[str]:
+        return sorted(k.knob for k in self.knobs if k.outcome == "vanishes")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> Attribution | None:
+        if not data:
+            return None
+        knobs = [KnobResult(**k) for k in data.get("knobs", [])]
+        return cls(**{**data, "knobs": knobs})
+
+    def summary(self) -> str:
+        if not self.reproduces:
+            return f"does not reproduce in a fresh compile ({self.baseline})"
+        gone = ", ".join(self.vanishing()) or "no knob"
+        text = f"vanishes with: {gone}"
+        return f"{text}; bisector: {bisect_summary(self.bisect)}" if self.bisect else text
+
+
+def bisect_summary(result: dict | None) -> str:
+    """One line for a bisector result dict (see ``run_bisect``)."""
+    if not result:
+        return "not run"
+    status = result.get("status")
+    if status != "found":
+        return f"{status}: {result.get('message', '')}".rstrip(": ")
+    text = f"backend {result['backend']}"
+    if result.get("subsystem"):
+        text += f", subsystem {result['subsystem']}"
+    config_change = bool(result.get("subsystem")) and \
+        result.get("debug_info") == result.get("subsystem")
+    if result.get("bisect_number") is not None and result.get("subsystem") and not config_change:
+        text += f", application #{result['bisect_number']}"
+        if result.get("debug_info"):
+            text += f" ({result['debug_info']})"
+    elif config_change:
+        text += " (a config change fixes it)"
+    return text
+
+
+# ------------------------------------------------------------------ running knobs
+
+
+class RunnerPool:
+    """Worker processes by (device, environment), started on first use and kept for the night."""
+
+    def __init__(self, runners: dict[str, Runner] | None = None, timeout: float = 300,
+                 warmup: bool = True) -> None:
+        self.runners: dict[tuple, Runner] = {}
+        self.owned: set[tuple] = set()
+        self.timeout, self.warmup = timeout, warmup
+        for device, runner in (runners or {}).items():
+            self.runners[(device, ())] = runner
+
+    def get(self, device: str, env: dict | None = None) -> Runner:
+        """A worker for ``device``; with ``env``, one started under it with caches off (the
+        on-disk caches do not key on every variable: ATEN_CPU_CAPABILITY=default would reuse
+        vectorized kernels and fail to compile them)."""
+        env = {**env, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"} if env else {}
+        key = (device, tuple(sorted(env.items())))
+        if key not in self.runners:
+            self.runners[key] = Runner(device, timeout=self.timeout, env=env,
+                                       warmup=self.warmup)
+            self.owned.add(key)
+        return self.runners[key]
+
+    def close(self) -> None:
+        """Closes the workers this pool started; injected ones belong to their owner."""
+        for key in list(self.owned):
+            self.runners.pop(key).close()
+        self.owned.clear()
+
+
+def fresh_task(case: Case, config: dict | None = None, backend: str | None = None,
+               keep_outputs: bool = False) -> Task:
+    """The case as one task, compiled afresh (no FX/Inductor cache hits)."""
+    return task_for(case, keep_outputs, {**FRESH, **(config or {})}, backend)
+
+
+def run_fresh(runner: Runner, case: Case, config: dict | None = None,
+              backend: str | None = None) -> Verdict:
+    return Verdict.from_dict(runner.run(fresh_task(case, config, backend))["verdict"])
+
+
+def flip(case: Case, knob: Knob, pool: RunnerPool) -> KnobResult:
+    """Run the case once with ``knob`` flipped and say what became of the divergence."""
+    if not knob.applies(case.device):
+        return KnobResult(knob.name, "n/a", f"does not act on {device_type(case.device)}")
+    absent = inductor_options.missing(knob.config)
+    if absent:  # knobs come and go between releases: detected, never assumed
+        return KnobResult(knob.name, "n/a", f"not in this torch ({', '.join(absent)})")
+    start = time.monotonic()
+    runner = pool.get(case.device, knob.env)
+    verdict = run_fresh(runner, case, knob.config, knob.backend)
+    return KnobResult(knob.name, outcome_of(case.verdict, verdict), verdict.summary(),
+                      round(time.monotonic() - start, 2))
+
+
+def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
+              progress: Callable[[str], None] | None = None) -> Attribution:
+    """Baseline in a fresh compile, then every knob; knobs are skipped if the baseline is gone."""
+    say = progress or (lambda text: None)
+    start = time.monotonic()
+    if case.verdict is None or not case.verdict.is_finding:
+        return Attribution(False, "the case records no divergence")
+    if case.verdict.kind == "timeout":
+        return Attribution(True, "timeout: knobs not tried (each run would wait the full timeout)")
+    base = run_fresh(pool.get(case.device), case)
+    attribution = Attribution(same_divergence(case.verdict, base), base.summary())
+    if attribution.reproduces:
+        for knob in knobs:
+            result = flip(case, knob, pool)
+            say(f"knob {knob.name}: {result.outcome}")
+            attribution.knobs.append(result)
+    attribution.seconds = round(time.monotonic() - start, 1)
+    return attribution
+
+
+def triage(case: Case, pool: RunnerPool, *, knobs: Sequence[Knob] = KNOBS, bisect: bool = True,
+           bisect_timeout: float = 900,
+           progress: Callable[[str], None] | None = None) -> Attribution:
+    """Knob attribution, then (when it reproduces and Inductor compiled it) the bisector."""
+    attribution = attribute(case, pool, knobs, progress)
+    if bisect and attribution.reproduces:
+        attribution.bisect = run_bisect(case, timeout=bisect_timeout)
+        if progress:
+            progress(f"bisector: {bisect_summary(attribution.bisect)}")
+    return attribution
+
+
+# ------------------------------------------------------------------ the bisector
+
+
+def run_bisect(case: Case, timeout: float = 900) -> dict:
+    """``CompilerBisector.do_bisect`` on this case, in a child interpreter with caches off."""
+    if case.backend != "inductor":
+        return {"status": "skipped",
+                "message": f"the bisector drives Inductor; this case compiles with {case.backend}"}
+    if case.verdict is None or case.verdict.kind == "timeout":
+        return {"status": "skipped", "message": "timeouts are not bisected"}
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="numfuzz-bisect-") as tmp:
+        path = case.save(Path(tmp) / "case.pt")
+        env = {**os.environ, "PYTHONPATH": _python_path(),
+               "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}
+        try:
+            proc = subprocess.run([sys.executable, "-m", "fuzzer.triage.attribute", "bisect",
+                                   str(path)], env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "message": f"no answer within {timeout:.0f}s",
+                    "seconds": round(time.monotonic() - start, 1)}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-2:])[:300]
+        return {"status": "error", "message": f"exit {proc.returncode}: {tail}",
+                "seconds": round(time.monotonic() - start, 1)}
+    return {**json.loads(lines[-1]), "seconds": round(time.monotonic() - start, 1)}
+
+
+def _bisect_child(path: str) -> dict:
+    """Child side: one compile per bisector step, judged by the oracle like every other run."""
+    import torch
+    from torch._inductor.compiler_bisector import CompilerBisector
+
+    from fuzzer.execute.runner import Programs, run_draw
+
+    case = Case.load(path)
+    torch.set_num_threads(1)
+    programs = Programs.build(case.graph)
+    args = [t.to(case.device) for t in case.ordered_inputs()]
+    steps: list[str] = []
+
+    def good() -> bool:
+        backend = CompilerBisector.get_backend() or "inductor"
+        torch._dynamo.reset()
+        compiled = torch.compile(programs.model, backend=backend, fullgraph=True, dynamic=False)
+        verdict, _ = run_draw(programs, compiled, args, dict(case.config))
+        steps.append(f"{backend}/{CompilerBisector.get_subsystem() or '-'}: {verdict.kind}")
+        return not same_divergence(case.verdict, verdict)
+
+    with contextlib.redirect_stdout(sys.stderr):
+        result = CompilerBisector.do_bisect(good)
+    if result is None:
+        return {"status": "no-culprit", "steps": steps,
+                "message": "no backend reproduced it under the bisector"}
+    return {"status": "found", "backend": result.backend, "subsystem": result.subsystem,
+            "bisect_number": result.bisect_number, "debug_info": result.debug_info,
+            "steps": steps}
+
+
+def _child_main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] != "bisect":
+        print("usage: python -m fuzzer.triage.attribute bisect CASE.pt", file=sys.stderr)
+        return 2
+    out = sys.stdout
+    result = _bisect_child(argv[1])
+    out.write(json.dumps(result) + "\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1:]))

@@ -1,0 +1,109 @@
+"""The package's shape: imports flow from later stages to earlier ones only, with no cycles, and
+the rules that must live in one place do."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import fuzzer
+
+PACKAGE = Path(fuzzer.__file__).resolve().parent
+BASE = ("fuzzer", "fuzzer.errors")  # below every stage: the version, the stage list, user errors
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def stage_of(module: str) -> int:
+    """-1 for the base modules, else the index of the module's subpackage in ``fuzzer.STAGES``."""
+    if module in BASE:
+        return -1
+    if module == "fuzzer.__main__":
+        return fuzzer.STAGES.index("cli")
+    return fuzzer.STAGES.index(module.split(".")[1])
+
+
+def imports_of(module: str) -> set[str]:
+    """Every numfuzz module ``module`` imports, at the top or inside a function (a lazy import
+    against the flow is a dependency all the same)."""
+    tree = ast.parse(MODULES[module].read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES
+                     else node.module for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n.split(".")[0] == "fuzzer"}
+    return found
+
+
+def import_graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for module in MODULES:
+        graph.add_node(module)
+        for target in imports_of(module):
+            if target != module:
+                graph.add_edge(module, target)
+    return graph
+
+
+def test_every_module_belongs_to_a_stage() -> None:
+    for module in MODULES:
+        assert stage_of(module) >= -1, module
+
+
+def test_imports_only_go_from_later_stages_to_earlier_ones() -> None:
+    against = [f"{a} (stage {stage_of(a)}) imports {b} (stage {stage_of(b)})"
+               for a, b in import_graph().edges if stage_of(b) > stage_of(a)]
+    assert not against, "\n".join(against)
+
+
+def test_there_is_no_import_cycle() -> None:
+    graph = import_graph()
+    cycle = [] if nx.is_directed_acyclic_graph(graph) else nx.find_cycle(graph)
+    assert not cycle, " -> ".join(a for a, _ in cycle)
+
+
+def test_the_layout_checks_can_fail() -> None:
+    """A planted back-edge and a planted cycle are caught by the same functions."""
+    graph = import_graph()
+    graph.add_edge("fuzzer.ir.graph", "fuzzer.report.store")
+    assert any(stage_of(b) > stage_of(a) for a, b in graph.edges)
+    graph.add_edge("fuzzer.report.store", "fuzzer.ir.graph")
+    assert not nx.is_directed_acyclic_graph(graph)
+
+
+def test_every_subpackage_says_what_it_owns_and_may_import() -> None:
+    for stage in fuzzer.STAGES:
+        doc = ast.get_docstring(ast.parse((PACKAGE / stage / "__init__.py").read_text()))
+        assert doc and "import" in doc.lower(), stage
+
+
+@pytest.mark.parametrize("call", ["os.replace(", ".write_text(", "os.fsync("])
+def test_files_are_written_in_one_place(call: str) -> None:
+    """Atomic writes live in ``corpus/files.py``; nothing else writes a file by hand."""
+    writers = [m for m, p in MODULES.items() if call in p.read_text()]
+    assert writers in ([], ["fuzzer.corpus.files"]), writers
+
+
+def test_divergence_rules_are_not_written_twice() -> None:
+    """The "same divergence" question and the per-output rules have one home each."""
+    for module, path in MODULES.items():
+        text = path.read_text()
+        if module != "fuzzer.judge.key":
+            assert "def same_divergence" not in text, module
+            assert 'message.split(":")' not in text, module  # the crash key: key.error_type
+        if module != "fuzzer.judge.rules":
+            assert "def diverges" not in text and "def discrete_flips" not in text, module
