@@ -247,6 +247,8 @@ class Translator:
         else:
             target = generic.target_name(node.target)
         if target is None:
+            target = _dunder_operator(node.target)
+        if target is None:
             shown = getattr(node.target, "__qualname__", node.target)
             raise ops.InvalidGraph(f"op {shown!r} is not a tensor op numfuzz can run")
         return target
@@ -322,6 +324,19 @@ class Translator:
         if not ids:
             raise ops.InvalidGraph("Model returns no tensors")
         self.graph.outputs = ids
+
+
+def _dunder_operator(target: Any) -> str | None:
+    """``Tensor.__eq__`` and friends, which some torch versions record instead of
+    ``operator.eq``: the same Python operator, so the same rendered source."""
+    name = str(getattr(target, "__name__", target))
+    if not (name.startswith("__") and name.endswith("__")):
+        return None
+    bare = name.strip("_")
+    for candidate in (bare, bare + "_"):
+        if candidate in generic.OPERATORS:
+            return f"operator.{candidate}"
+    return None
 
 
 def _out_of_place(method: str) -> str:
