@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from fuzzer.cli.common import UserError, main, parse_duration, resolve_device, strict_json
+from fuzzer.cli.common import UserError, main, parse_duration, resolve_device, stamped, strict_json
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.judge.oracle import Verdict
@@ -135,7 +134,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     log_lines: list[str] = []
 
     def progress(text: str) -> None:
-        line = f"{time.strftime('%H:%M:%S')} {text}"
+        line = stamped(text)
         log_lines.append(line)
         if not as_json:
             click.echo(line, err=True)

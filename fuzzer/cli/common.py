@@ -115,6 +115,11 @@ def is_tty() -> bool:
     return sys.stdout.isatty()
 
 
+def stamped(text: str) -> str:
+    """A progress line with the time of day in front."""
+    return f"{time.strftime('%H:%M:%S')} {text}"
+
+
 def log_line(text: str) -> None:
     """A timestamped progress line on stderr."""
-    click.echo(f"{time.strftime('%H:%M:%S')} {text}", err=True)
+    click.echo(stamped(text), err=True)

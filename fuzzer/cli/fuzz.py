@@ -16,6 +16,7 @@ from fuzzer.cli.common import (
     main,
     parse_duration,
     resolve_device,
+    stamped,
     strict_json,
     supported_dtypes,
     trusted_on_command_line,
@@ -103,7 +104,7 @@ class CampaignReport:
         self.tty = is_tty() and not quiet
 
     def log(self, text: str) -> None:
-        click.echo(f"{time.strftime('%H:%M:%S')} {text}", err=self.quiet)
+        click.echo(stamped(text), err=self.quiet)
 
     def run(self, run_campaign: Callable) -> Any:
         s = self.settings

@@ -250,10 +250,7 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
         runner.compile_model(lambda x: torch.sin(x) + 1, "inductor")(torch.ones(4))
         torch._dynamo.reset()
 
-    def send(data: bytes) -> None:
-        send_frame(out, data)
-
-    send(READY)
+    send_frame(out, READY)
     while True:
         head = inp.read(HEADER.size)
         if len(head) < HEADER.size:
@@ -267,7 +264,7 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
                                   "message": f"{runner.HARNESS_ERROR}: {runner._error_line(err)}"}}
         buf = io.BytesIO()
         torch.save(result, buf)
-        send(buf.getvalue())
+        send_frame(out, buf.getvalue())
 
 
 if __name__ == "__main__":
