@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from fuzzer.cli import main
 from fuzzer.corpus import campaign
 from fuzzer.corpus.case import FORMAT, VERSION, Case, CaseError
-from fuzzer.judge.oracle import judge
+from fuzzer.judge.oracle import Head, judge
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,8 @@ def sample_case() -> Case:
     case, task = campaign.make_case(settings, 1)
     case.inputs = task.draws[1]
     e = torch.tensor([1, 2, 3], dtype=torch.uint8)
-    case.verdict = judge([e], [e + 1], [e], [torch.ones(3).double()], [case.graph.outputs[0]])
+    far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.ones(3, dtype=torch.bool))
+    case.verdict = judge([e], [e + 1], [e], [far], [case.graph.outputs[0]])
     case.verdict.draw, case.verdict.magnitude = 1, task.magnitudes[1]
     return case
 

@@ -135,10 +135,11 @@ def run_eager(graph: Graph, seed: int = 0) -> tuple[list[torch.Tensor], dict[int
     args = inputs.ordered(graph, draw)
     outs = list(programs.model(*args))
     values = programs.trace(*[upcast(a) for a in args])
-    for ulps, out_id in zip(policy.boundary_ulps(graph, values), graph.outputs):
-        if ulps is not None:  # discrete head: one boundary distance per output element
-            assert ulps.shape == tuple(graph.node(out_id)["shape"])
-            assert not torch.isnan(ulps).any()
+    own = programs.trace(*args)
+    for found, out_id in zip(policy.heads(graph, values, own), graph.outputs):
+        if found is not None:  # discrete head: one boundary distance per output element
+            assert found.ulps.shape == found.strong.shape == tuple(graph.node(out_id)["shape"])
+            assert not torch.isnan(found.ulps).any()
     return outs, values
 
 

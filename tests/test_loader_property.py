@@ -29,7 +29,7 @@ from fuzzer.corpus.case import Case, CaseError  # noqa: E402
 from fuzzer.gen import inputs  # noqa: E402
 from fuzzer.gen.grammar import Builder  # noqa: E402
 from fuzzer.ir import render  # noqa: E402
-from fuzzer.judge.oracle import judge  # noqa: E402
+from fuzzer.judge.oracle import Head, judge  # noqa: E402
 
 # Bounded for CI; NUMFUZZ_PROPERTY_EXAMPLES raises it (bench/RESULTS.md records a long run).
 EXAMPLES = int(os.environ.get("NUMFUZZ_PROPERTY_EXAMPLES", "300"))
@@ -55,7 +55,8 @@ def base_case() -> Case:
     case = Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]),
                 config={"emulate_precision_casts": True}, origin={"index": 1})
     e = torch.tensor([1, 2, 3], dtype=torch.int8)
-    case.verdict = judge([e], [e + 1], [e.double()], [torch.ones(3).double()], [head])
+    far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.ones(3, dtype=torch.bool))
+    case.verdict = judge([e], [e + 1], [e.double()], [far], [head])
     return case
 
 

@@ -49,12 +49,15 @@ from fuzzer.execute.workers import default_cuda_workers
 @click.option("--timeout", type=float, default=300, show_default=True,
               help="Seconds per case before the worker is killed and the case is a timeout.")
 @click.option("--resume", is_flag=True, help="Continue the campaign recorded in --out.")
+@click.option("--keep-benign", is_flag=True,
+              help="Also save weak flips and benign differences (not findings) to --out.")
 @click.option("--seed-model", type=click.Path(dir_okay=False, path_type=Path),
               help="Mutate this KernelBench-style model file instead of generating models.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
         dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
-        timeout: float, resume: bool, seed_model: Path | None, as_json: bool) -> None:
+        timeout: float, resume: bool, keep_benign: bool, seed_model: Path | None,
+        as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
     from fuzzer.corpus.campaign import Settings, run_campaign
 
@@ -68,7 +71,7 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     settings = Settings(out=out, device=device, cases=cases, seconds=seconds, seed=seed,
                         grammar=grammar, dtypes=supported_dtypes(device, dtype), draws=draws,
                         workers=workers, gpus=chosen, backend=trusted_on_command_line(backend),
-                        timeout=timeout, resume=resume)
+                        timeout=timeout, resume=resume, keep_benign=keep_benign)
     if seed_model is not None:
         from fuzzer.user.capture import capture_file
 
@@ -128,6 +131,8 @@ class CampaignReport:
             self.log(f"case {outcome.index}: HARNESS ERROR ({v.message})")
         elif v.kind == "skip":
             self.log(f"case {outcome.index}: skipped ({v.message})")
+        elif v.kind in ("weak-flip", "benign"):
+            self.log(f"case {outcome.index}: {v.kind}, not a finding")
         else:
             self.log(f"case {outcome.index}: ok")
 
@@ -184,5 +189,9 @@ class CampaignReport:
             table.add_row("  harness error", message[:70])
         for kind, n in sorted(summary.findings.items()):
             table.add_row(f"findings: {kind}", str(n))
+        table.add_row("weak flips (within eager's own rounding; not findings)",
+                      str(summary.counted.get("weak-flip", 0)))
+        table.add_row("benign (compiled at least as close to float64)",
+                      str(summary.counted.get("benign", 0)))
         table.add_row("elapsed", f"{summary.elapsed:.0f}s")
         Console(force_terminal=self.tty, width=100).print(table)

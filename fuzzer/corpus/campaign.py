@@ -24,7 +24,7 @@ from fuzzer.execute.runner import HARNESS_ERROR, Task
 from fuzzer.execute.workers import Runner, assign_gpus, visible_gpus
 from fuzzer.gen import grammar, inputs
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.oracle import COUNTED, Verdict
 
 STATE_FILE = ".numfuzz-state.json"
 
@@ -45,6 +45,7 @@ class Settings:
     config: dict = field(default_factory=dict)
     timeout: float = 300
     resume: bool = False
+    keep_benign: bool = False  # also save weak-flip and benign cases (not findings)
     seed_graph: Graph | None = None  # --seed-model: mutate this graph instead of generating
     seed_inputs: dict | None = None
     seed_model: str = ""  # the file seed_graph was captured from
@@ -63,6 +64,7 @@ class Summary:
     cases: int = 0
     findings: Counter = field(default_factory=Counter)
     skipped: int = 0
+    counted: Counter = field(default_factory=Counter)  # weak-flip, benign: not findings
     harness_errors: int = 0  # numfuzz's own failures on a case: neither findings nor skips
     harness_messages: list[str] = field(default_factory=list)  # the first few
     elapsed: float = 0.0
@@ -73,7 +75,8 @@ class Summary:
         return 60.0 * self.cases / self.elapsed if self.elapsed else 0.0
 
     def to_dict(self) -> dict:
-        return {"cases": self.cases, "findings": dict(self.findings), "skipped": self.skipped,
+        return {"cases": self.cases, "findings": dict(self.findings),
+                "not_findings": dict(self.counted), "skipped": self.skipped,
                 "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
                 "corpus": self.paths}
@@ -204,6 +207,8 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
         if outcome.verdict.is_finding:
             summary.findings[outcome.verdict.kind] += 1
             summary.paths.append(str(outcome.path))
+        elif outcome.verdict.kind in COUNTED:
+            summary.counted[outcome.verdict.kind] += 1
         elif outcome.verdict.message.startswith(HARNESS_ERROR):
             summary.harness_errors += 1
             if len(summary.harness_messages) < 3:
@@ -222,7 +227,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
 def record(settings: Settings, index: int, case: Case, task: Task, result: dict) -> Outcome:
     """Turn a worker's answer into an outcome, writing the case file if it is a finding."""
     verdict = Verdict.from_dict(result["verdict"])
-    if not verdict.is_finding:
+    if not (verdict.is_finding or (settings.keep_benign and verdict.kind in COUNTED)):
         return Outcome(index, verdict, None, False)
     draw = verdict.draw or 0
     case.inputs = task.draws[draw]

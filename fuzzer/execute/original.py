@@ -90,7 +90,7 @@ def run_original(task: Any) -> dict[str, Any]:
     def trace(*args: torch.Tensor) -> dict[int, torch.Tensor]:
         return dict(zip(graph.outputs, tensor_leaves(reference(*args))))
 
-    programs = runner.Programs(graph, "", forward, trace)
+    programs = runner.Programs(graph, "", forward, trace, nodewise=False)
     torch._dynamo.reset()
     compiled = runner.compile_model(forward, task.backend)
     args = [t.to(task.device) for t in loaded.inputs]

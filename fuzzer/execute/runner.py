@@ -23,7 +23,7 @@ from fuzzer.errors import CaseError
 from fuzzer.execute import config
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
-from fuzzer.judge import oracle, policy
+from fuzzer.judge import oracle, policy, rules
 from fuzzer.judge.oracle import Verdict
 
 BUILTIN_BACKENDS = ("inductor", "aot_eager", "eager")
@@ -110,7 +110,8 @@ class Programs:
     graph: Graph
     source: str
     model: Callable
-    trace: Callable
+    trace: Callable  # {node id: value} for every node (nodewise) or for the outputs only
+    nodewise: bool = True  # False for a model file judged as itself: no graph to trace through
 
     @classmethod
     def build(cls, graph: Graph) -> Programs:
@@ -170,9 +171,11 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
             out = compiled(*args)
         out = list(out) if isinstance(out, (tuple, list)) else [out]
     except Exception as err:
-        return Verdict("crash", message=_error_line(err)), {"eager": eager}
+        return Verdict("crash", message=_error_line(err), frames=rules.torch_frames(err)), \
+            {"eager": eager}
     values = programs.trace(*[upcast(a) for a in args])
-    verdict = policy.judge_graph(programs.graph, eager, out, values)
+    eager_values = programs.trace(*args) if programs.nodewise else {}  # heads' eager inputs
+    verdict = policy.judge_graph(programs.graph, eager, out, values, eager_values)
     outputs = {"eager": [t.cpu() for t in eager], "compiled": [t.cpu() for t in out],
                "fp64": [values[o].cpu() for o in programs.graph.outputs]}
     return verdict, outputs

@@ -18,8 +18,8 @@ import torch
 from fuzzer.errors import InputError
 
 Shape = tuple[int, ...]
-# A discrete head's distance from its discontinuity: (float64 inputs, attrs, working dtype) -> ulps.
-Boundary = Callable[[list[torch.Tensor], dict, torch.dtype], torch.Tensor]
+# A discrete head's discontinuity nearest each input element: (float64 inputs, attrs) -> points.
+Boundary = Callable[[list[torch.Tensor], dict], torch.Tensor]
 
 FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
 DISCRETE_DTYPES = ("uint8", "int8", "int32", "int64", "bool")
@@ -225,44 +225,38 @@ def float_in(out: str) -> Callable[[list[str], dict], str]:
     return rule
 
 
-# ---------------------------------------------------------------- boundary distances
-# Each returns, per output element, how far the float64 value feeding the discontinuity lies from
-# it, in ulps of the working dtype: a flip 1 ulp from a boundary is weaker evidence than one 1000
-# ulps away.
+# ---------------------------------------------------------------- discontinuities
+# Each returns, per element of the head's first input, the nearest input value at which the
+# head's output changes (float64 in, float64 out). The oracle measures how far float64's own value
+# sits from it (``judge.rules.evidence``): a flip 1 ulp from a boundary is weaker evidence than
+# one 1000 ulps away. Plain torch, so ``repro.py`` can carry the one its head uses.
 
 
-def ulp(value: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Spacing of ``dtype`` floats at |value| (the smallest normal spacing near zero)."""
-    info = torch.finfo(dtype)
-    mag = value.abs().clamp_min(info.tiny)
-    return torch.exp2(torch.floor(torch.log2(mag))) * info.eps
+def e8m0_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
+    """``ceil(log2(|x| + eps))`` changes where |x| + eps crosses a power of two."""
+    power = torch.exp2(torch.round(torch.log2(ins[0].abs() + attrs["eps"])))
+    return torch.sign(ins[0]) * (power - attrs["eps"])
 
 
-def e8m0_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
-    t = ins[0].abs() + attrs["eps"]
-    nearest_power = torch.exp2(torch.round(torch.log2(t)))
-    return (t - nearest_power).abs() / ulp(nearest_power, dtype)
+def quant_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
+    """``round(x / scale)`` changes at the half-integer multiples of scale nearest x."""
+    return (torch.floor(ins[0] / attrs["scale"]) + 0.5) * attrs["scale"]
 
 
-def quant_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
-    scaled = ins[0] / attrs["scale"]
-    half = torch.floor(scaled) + 0.5
-    return (scaled - half).abs() * attrs["scale"] / ulp(ins[0], dtype)
+def sign_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
+    """``sign(x)`` changes at zero."""
+    return torch.zeros_like(ins[0])
 
 
-def sign_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
-    scale = ins[0].abs().amax().clamp_min(1e-30)
-    return ins[0].abs() / ulp(scale, dtype)
-
-
-def compare_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
+def compare_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
+    """``x > y`` changes where x crosses y (a tensor, or the scalar ``value``)."""
     other = ins[1] if len(ins) > 1 else torch.full_like(ins[0], attrs["value"])
-    scale = torch.maximum(ins[0].abs(), other.abs())
-    return (ins[0] - other).abs() / ulp(scale, dtype)
+    return torch.broadcast_to(other, torch.broadcast_shapes(ins[0].shape, other.shape))
 
 
-def to_int_ulps(ins: list[torch.Tensor], attrs: dict, dtype: torch.dtype) -> torch.Tensor:
-    return (ins[0] - torch.round(ins[0])).abs() / ulp(ins[0], dtype)
+def to_int_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
+    """A float-to-integer conversion truncates: it changes at the integers."""
+    return torch.round(ins[0])
 
 
 # ---------------------------------------------------------------- the registry
@@ -429,23 +423,23 @@ register(OpSpec("rope", 3,
 # Heads: the discontinuous encodings where one ulp upstream becomes a wrong answer.
 unary("e8m0",
       "(torch.clamp(torch.ceil(torch.log2({0}.abs() + {eps})), -127, 127) + 127).to(torch.uint8)",
-      category="head", dtype_rule=float_in("uint8"), boundary=e8m0_ulps, attrs=("eps",))
+      category="head", dtype_rule=float_in("uint8"), boundary=e8m0_boundary, attrs=("eps",))
 unary("quant_int8",
       "torch.clamp(torch.round({0} / {scale}) + {zero_point}, -128, 127).to(torch.int8)",
-      category="head", dtype_rule=float_in("int8"), boundary=quant_ulps,
+      category="head", dtype_rule=float_in("int8"), boundary=quant_boundary,
       attrs=("scale", "zero_point"))
 unary("quant_uint8",
       "torch.clamp(torch.round({0} / {scale}) + {zero_point}, 0, 255).to(torch.uint8)",
-      category="head", dtype_rule=float_in("uint8"), boundary=quant_ulps,
+      category="head", dtype_rule=float_in("uint8"), boundary=quant_boundary,
       attrs=("scale", "zero_point"))
 unary("sign_int8", "torch.sign({0}).to(torch.int8)", category="head",
-      dtype_rule=float_in("int8"), boundary=sign_ulps)
+      dtype_rule=float_in("int8"), boundary=sign_boundary)
 unary("gt_scalar", "{0} > {value}", category="head", dtype_rule=float_in("bool"),
-      boundary=compare_ulps, attrs=("value",))
+      boundary=compare_boundary, attrs=("value",))
 register(OpSpec("gt", 2, "{0} > {1}", shape_rule=broadcast, category="head",
-                dtype_rule=float_in("bool"), boundary=compare_ulps))
+                dtype_rule=float_in("bool"), boundary=compare_boundary))
 unary("to_int32", "{0}.to(torch.int32)", category="head", dtype_rule=float_in("int32"),
-      boundary=to_int_ulps)
+      boundary=to_int_boundary)
 
 # Graph inputs: activations, weights and masks arrive as function arguments.
 register(OpSpec("input", 0, "", dtype_rule=same_dtype, category="input", attrs=("role",)))

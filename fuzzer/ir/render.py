@@ -41,11 +41,14 @@ def render_model(graph: Graph) -> str:
     return f"{HEADER}\n\n{render_function(graph)}\n"
 
 
-def render_trace(graph: Graph) -> str:
-    """Same body as ``render_model``, returning {node id: value} for every node."""
+def render_trace_function(graph: Graph) -> str:
+    """Same body as ``render_function``, returning {node id: value} for every node."""
     values = ", ".join(f"{n}: {graph.var(n)}" for n in graph.order())
-    return "\n".join([HEADER, "", _signature(graph, "trace"), *_body(graph),
-                      f"    return {{{values}}}", ""])
+    return "\n".join([_signature(graph, "trace"), *_body(graph), f"    return {{{values}}}"])
+
+
+def render_trace(graph: Graph) -> str:
+    return f"{HEADER}\n\n{render_trace_function(graph)}\n"
 
 
 _counter = 0

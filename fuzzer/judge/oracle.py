@@ -1,11 +1,11 @@
 """The oracle: one verdict per output, classified by what a PyTorch maintainer would call a bug.
 
-Which rule fires is decided by ``rules`` (the same functions ``repro.py`` embeds); this module
-adds the details a person reads. Float outputs are judged by PyTorch's own rule
-(``torch._dynamo.utils.same`` with the float64 reference: a compiled result closer to float64 than
-eager's is fine). That rule hides what this
-fuzzer hunts, so two kinds come first: ``nonfinite`` (inf/NaN only in compiled) and ``int-flip``
-(a discrete output that differs), the latter with how far float64 sits from the discontinuity.
+Which rule fires is decided by ``rules`` (the same functions ``repro.py`` embeds; its docstring
+states the rules and the evidence margins); this module adds the details a person reads and
+ranks the outputs. Findings (``SEVERITY``) are regressions by PyTorch's own rule, compiled worse
+than eager against float64: ``nonfinite``, strong ``int-flip``, ``hidden-nonfinite``, ``meta``,
+``crash``, ``timeout``, ``accuracy``. Not findings, but counted: ``weak-flip`` (a regression
+within eager's own rounding noise) and ``benign`` (compiled differs, and is at least as close).
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ import torch
 
 from fuzzer.judge import rules
 
-# Most severe first. Everything here is a finding; "ok" and "skip" are not.
-SEVERITY = ("nonfinite", "int-flip", "crash", "timeout", "accuracy", "eager-nonfinite")
-NOT_FINDINGS = ("ok", "skip")
+# Most severe first. Everything in SEVERITY is a finding; the rest are not.
+SEVERITY = ("nonfinite", "int-flip", "hidden-nonfinite", "meta", "crash", "timeout", "accuracy")
+COUNTED = ("weak-flip", "benign")  # not findings: saved only with --keep-benign
+NOT_FINDINGS = (*COUNTED, "ok", "skip")
+RANK = SEVERITY + COUNTED  # how outputs and draws are ordered when picking the case's verdict
+LEGACY = ("eager-nonfinite",)  # read from older case files, never produced now (it is benign)
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "bfloat16": 1e-2, "float16": 1e-2}
 MAX_ELEMENTS = 8  # differing elements recorded per output
-# A flip is strong evidence when float64 sides with eager on an element at least this many ulps
-# (of the working dtype) from the discontinuity, or when the discrete values differ by more than
-# one step, which no single boundary crossing explains. Anything else may be rounding noise.
-STRONG_ULPS = 4.0
 
 
 @dataclass
@@ -51,6 +50,7 @@ class Verdict:
     draw: int | None = None
     magnitude: str | None = None
     message: str = ""
+    frames: list[str] = field(default_factory=list)  # a crash: where in torch (rules.torch_frames)
 
     @property
     def is_finding(self) -> bool:
@@ -78,6 +78,9 @@ class Verdict:
         for name in ("output", "node", "draw"):
             if not isinstance(getattr(verdict, name), (int, type(None))):
                 raise TypeError(f"verdict {name} must be an integer")
+        if not isinstance(verdict.frames, list) or \
+                not all(isinstance(f, str) for f in verdict.frames):
+            raise TypeError("verdict frames must be a list of text")
         if not isinstance(verdict.message, str) or \
                 not isinstance(verdict.magnitude, (str, type(None))):
             raise TypeError("verdict message and magnitude must be text")
@@ -98,19 +101,19 @@ class Verdict:
 
     def _details_summary(self, out: OutputVerdict) -> str:
         d = out.details
-        if self.kind == "int-flip":
-            return (f"int-flip ({d.get('evidence', '?')} evidence) in output {self.output} "
+        if self.kind in ("int-flip", "weak-flip") or (self.kind == "benign" and "fp64_agrees" in d):
+            return (f"{self.kind} ({d.get('evidence', '?')} evidence) in output {self.output} "
                     f"({out.dtype}): {d['count']}/{d['total']} "
                     f"elements differ, max |diff| {d['max_abs_diff']}, "
                     f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
                     f"{d['fp64_agrees']['compiled']}" + _distance(d))
-        if self.kind in ("nonfinite", "eager-nonfinite"):
+        if self.kind in ("nonfinite", "hidden-nonfinite", "benign", "eager-nonfinite"):
             return f"{self.kind} in output {self.output} ({out.dtype}): {d['count']} elements"
         return f"{self.kind} in output {self.output} ({out.dtype}): {d.get('reason', '')}"
 
 
 def _check_kind(kind: Any) -> None:
-    if kind not in SEVERITY + NOT_FINDINGS:
+    if kind not in SEVERITY + NOT_FINDINGS + LEGACY:
         raise ValueError(f"unknown verdict kind {str(kind)[:40]!r}")
 
 
@@ -132,8 +135,11 @@ def _distance(details: dict) -> str:
 
 
 def most_severe(verdicts: list[Verdict]) -> Verdict:
-    def rank(v: Verdict) -> int:
-        return SEVERITY.index(v.kind) if v.kind in SEVERITY else len(SEVERITY) + (v.kind == "skip")
+    """The draw to keep: the most severe kind, and among int-flips the strongest evidence."""
+    def rank(v: Verdict) -> tuple[int, int]:
+        order = RANK.index(v.kind) if v.kind in RANK else len(RANK) + (v.kind == "skip")
+        out = v.diverging
+        return order, -(out.details.get("strong", 0) if out else 0)
 
     return min(verdicts, key=rank)
 
@@ -163,50 +169,64 @@ def _scalar(t: torch.Tensor) -> Any:
     return value if isinstance(value, (bool, int)) else float(value)
 
 
-def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
-                   ulps: torch.Tensor | None,
-                   undefined: torch.Tensor | None = None) -> tuple[str, dict]:
-    """int-flip unless equal, or unless float64 sides with compiled on every differing element.
+@dataclass
+class Head:
+    """What the graph says about one discrete output's elements: float64's value at the head's
+    input, its distance from the discontinuity in ulps of the working dtype, and whether that
+    distance is strong evidence against eager's own error (``rules.evidence``)."""
 
-    Elements in ``undefined`` (a NaN converted to an integer: C++ leaves the result undefined,
-    so eager and compiled may both be right) are not compared.
-    """
-    differ = eager != compiled
-    if undefined is not None:
-        differ &= ~undefined
-    regressed = rules.discrete_flips(eager, compiled, ref, undefined)
+    x: torch.Tensor
+    ulps: torch.Tensor
+    strong: torch.Tensor
+
+
+def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
+                   head: Head | None, undefined: torch.Tensor | None = None,
+                   ordinal: bool = True) -> tuple[str, dict]:
+    """int-flip, weak-flip, benign or ok by ``rules``; the differing elements for the record,
+    regressing ones first. Elements in ``undefined`` are not compared."""
+    strong = head.strong if head is not None else None
+    kind = rules.output_kind(eager, compiled, ref, 0.0, undefined, ordinal, strong)
+    differ = rules.discrete_mismatches(eager, compiled, undefined)
     count = int(differ.sum())
     if count == 0:
         skipped = int((undefined & (eager != compiled)).sum()) if undefined is not None else 0
-        return "ok", {"reason": f"{skipped} differ only where the value is undefined"} \
+        return kind, {"reason": f"{skipped} differ only where the value is undefined"} \
             if skipped else {}
-    flat = differ.reshape(-1).nonzero().reshape(-1)
+    regress = rules.discrete_regressions(eager, compiled, ref, undefined, ordinal)
+    kept = rules.strong_regressions(eager, compiled, ref, regress, strong)
+    order = torch.argsort((~regress).reshape(-1).int() * 2 + (~kept).reshape(-1).int(),
+                          stable=True)
+    flat = order[differ.reshape(-1)[order]]
     e, c, r = (t.reshape(-1)[flat] for t in (eager, compiled, ref.to(eager.dtype)))
-    agrees = {"eager": int((r == e).sum()), "compiled": int((r == c).sum()),
-              "neither": int(((r != e) & (r != c)).sum())}
     details: dict[str, Any] = {
         "count": count,
         "total": eager.numel(),
+        "regressing": int(regress.sum()),
+        "strong": int(kept.sum()),
         "max_abs_diff": int((e.long() - c.long()).abs().max()),
-        "fp64_agrees": agrees,
+        "fp64_agrees": {"eager": int((r == e).sum()), "compiled": int((r == c).sum()),
+                        "neither": int(((r != e) & (r != c)).sum())},
+        "evidence": "strong" if kind == "int-flip" else "weak",
     }
-    u = ulps.reshape(-1)[flat].double() if ulps is not None else None
+    u = head.ulps.reshape(-1)[flat] if head is not None else None
     if u is not None:
         details["min_ulps"] = _ulps_value(u.min())
         details["max_ulps"] = _ulps_value(u.max())
-    details["evidence"] = _evidence(e, c, r, u, details["max_abs_diff"])
     elements = []
     for j in range(min(len(flat), MAX_ELEMENTS)):
-        elements.append({
-            "index": _index(int(flat[j]), eager.shape),
-            "eager": _scalar(e[j]), "compiled": _scalar(c[j]), "fp64": _scalar(r[j]),
-            "ulps": None if u is None else _ulps_value(u[j]),
-        })
+        i = int(flat[j])
+        element = {"index": _index(i, eager.shape), "eager": _scalar(e[j]),
+                   "compiled": _scalar(c[j]), "fp64": _scalar(r[j]),
+                   "regresses": bool(regress.reshape(-1)[i]), "strong": bool(kept.reshape(-1)[i])}
+        if head is not None:
+            element["ulps"] = _ulps_value(u[j])
+            element["head_input_fp64"] = _float_value(head.x.reshape(-1)[i])
+        elements.append(element)
     details["elements"] = elements
-    if not bool(regressed.any()):
-        details["reason"] = "compiled matches float64 on every differing element"
-        return "ok", details
-    return "int-flip", details
+    if kind == "benign":
+        details["reason"] = "compiled is at least as close to float64 as eager on every element"
+    return kind, details
 
 
 def _ulps_value(u: torch.Tensor) -> float | None:
@@ -216,30 +236,26 @@ def _ulps_value(u: torch.Tensor) -> float | None:
     return round(value, 3) if math.isfinite(value) else None
 
 
-def _evidence(e: torch.Tensor, c: torch.Tensor, r: torch.Tensor, u: torch.Tensor | None,
-              max_abs_diff: int) -> str:
-    """'strong' or 'weak': how much a person should trust this flip (see STRONG_ULPS)."""
-    if max_abs_diff > 1 and e.dtype != torch.bool:
-        return "strong"
-    eager_side = (r == e) & (r != c)
-    far = eager_side if u is None else eager_side & (u >= STRONG_ULPS)
-    return "strong" if bool(far.any()) else "weak"
+def _float_value(x: torch.Tensor) -> float | None:
+    value = float(x)
+    return value if math.isfinite(value) else None
 
 
 def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
                 dtype: str) -> tuple[str, dict]:
-    for kind, mask in (("nonfinite", rules.nonfinite_in_compiled(eager, compiled, ref)),
-                       ("eager-nonfinite", rules.nonfinite_in_eager(eager, compiled, ref))):
-        count = int(mask.sum())
-        if count:
-            flat = mask.reshape(-1).nonzero().reshape(-1)[:MAX_ELEMENTS]
-            elements = [{"index": _index(int(i), eager.shape),
-                         "eager": float(eager.reshape(-1)[i]),
-                         "compiled": float(compiled.reshape(-1)[i]),
-                         "fp64": float(ref.reshape(-1)[i])} for i in flat]
-            return kind, {"count": count, "total": eager.numel(), "elements": elements}
     tol = TOLERANCE.get(dtype, 1e-4)
-    if not rules.fails_same(eager, compiled, ref, tol):
+    kind = rules.output_kind(eager, compiled, ref, tol)
+    masks = {"nonfinite": rules.nonfinite_in_compiled, "hidden-nonfinite": rules.nonfinite_hidden,
+             "benign": rules.nonfinite_benign}
+    if kind in masks:
+        mask = masks[kind](eager, compiled, ref)
+        flat = mask.reshape(-1).nonzero().reshape(-1)[:MAX_ELEMENTS]
+        elements = [{"index": _index(int(i), eager.shape),
+                     "eager": float(eager.reshape(-1)[i]),
+                     "compiled": float(compiled.reshape(-1)[i]),
+                     "fp64": float(ref.reshape(-1)[i])} for i in flat]
+        return kind, {"count": int(mask.sum()), "total": eager.numel(), "elements": elements}
+    if kind == "ok":
         return "ok", {}
     both = torch.isfinite(eager) & torch.isfinite(compiled) & torch.isfinite(ref)
     e, c, r = eager[both].double(), compiled[both].double(), ref[both]
@@ -252,18 +268,20 @@ def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
 
 
 def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[torch.Tensor],
-          ulps: list[torch.Tensor | None], nodes: list[int],
-          undefined: list[torch.Tensor | None] | None = None) -> Verdict:
-    """Classify each output; the case verdict is the most severe one."""
+          heads: list[Head | None], nodes: list[int],
+          undefined: list[torch.Tensor | None] | None = None,
+          ordinal: list[bool] | None = None) -> Verdict:
+    """Classify each output; the case verdict is the most severe one (a finding if any)."""
     if len(compiled) != len(eager):
-        return Verdict("crash", message=f"compiled returned {len(compiled)} outputs, "
-                                        f"eager {len(eager)}")
+        return Verdict("meta", message=f"compiled returned {len(compiled)} outputs, "
+                                       f"eager {len(eager)}")
     outputs = []
     undefined = undefined or [None] * len(eager)
-    for i, (e, c, r, u, node) in enumerate(zip(eager, compiled, ref, ulps, nodes)):
+    ordinal = ordinal or [True] * len(eager)
+    for i, (e, c, r, head, node) in enumerate(zip(eager, compiled, ref, heads, nodes)):
         dtype = str(e.dtype).removeprefix("torch.")
         if c.shape != e.shape or c.dtype != e.dtype:
-            outputs.append(OutputVerdict(i, node, "crash", dtype, {
+            outputs.append(OutputVerdict(i, node, "meta", dtype, {
                 "reason": f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
                           f"{e.dtype}"}))
             continue
@@ -271,10 +289,10 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
         if e.is_floating_point():
             kind, details = judge_float(e, c, r, dtype)
         else:
-            kind, details = judge_discrete(e, c, r, u, undefined[i])
+            kind, details = judge_discrete(e, c, r, head, undefined[i], ordinal[i])
         outputs.append(OutputVerdict(i, node, kind, dtype, details))
-    findings = [o for o in outputs if o.kind in SEVERITY]
-    if not findings:
+    ranked = [o for o in outputs if o.kind in RANK]
+    if not ranked:
         return Verdict("ok", outputs=outputs)
-    worst = min(findings, key=lambda o: SEVERITY.index(o.kind))
+    worst = min(ranked, key=lambda o: RANK.index(o.kind))
     return Verdict(worst.kind, worst.output, worst.node, outputs)

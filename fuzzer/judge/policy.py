@@ -1,8 +1,9 @@
 """The oracle's policy over a graph: what each output's elements mean before they are compared.
 
-Three questions only the graph can answer, asked of the float64 values of every node:
+Questions only the graph can answer, asked of the float64 (and eager) values of every node:
 - how far each element of a discrete head sits from the head's discontinuity (ulps of the working
-  dtype), so a flip can be graded as evidence;
+  dtype), and whether that is farther than eager's own error there, so a flip can be graded as
+  evidence; and whether a head's codes are ordered (nearer is better) or only right or wrong;
 - which elements are undefined: an integer converted from a float64 NaN (C++ leaves the result
   undefined; for an unclamped cast, also from inf or out of the integer's range), and index
   outputs (argmax/topk indices: ties make any answer valid), never compared;
@@ -17,33 +18,45 @@ import torch
 
 from fuzzer.ir import generic, ops
 from fuzzer.ir.graph import Graph
-from fuzzer.judge import oracle
+from fuzzer.judge import oracle, rules
 from fuzzer.judge.oracle import Verdict
 
 INDEX_OPS = {"argmax", "argmin", "argsort"}  # always indices
 INDEX_PICKS = {"topk", "sort", "max", "min", "kthvalue", "mode", "median"}  # element 1: indices
 
 
-def boundary_ulps(graph: Graph, values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
-    """Per output: float64 distance (ulps) of each element from its head's discontinuity."""
-    result: list[torch.Tensor | None] = []
+def heads(graph: Graph, fp64: dict[int, torch.Tensor],
+          eager: dict[int, torch.Tensor]) -> list[oracle.Head | None]:
+    """Per output: the evidence its head gives (``rules.evidence``), or None for a float output,
+    a head without a known discontinuity, or values that were not traced."""
+    result: list[oracle.Head | None] = []
     for out in graph.outputs:
         node = graph.node(out)
-        boundary = _boundary(graph, node)
-        if boundary is None or any(i not in values for i in node["inputs"]):
+        boundary = boundary_of(graph, node)
+        if boundary is None or any(i not in fp64 or i not in eager for i in node["inputs"]):
             result.append(None)
             continue
-        head_inputs = [values[i] for i in node["inputs"]]
+        ins = [fp64[i].double().cpu() for i in node["inputs"]]
         working = ops.torch_dtype(graph.node(node["inputs"][0])["dtype"])
-        result.append(boundary(head_inputs, node["attrs"], working).cpu())
+        result.append(oracle.Head(*rules.head_evidence(
+            ins, eager[node["inputs"][0]].cpu(), boundary, node["attrs"], tuple(node["shape"]),
+            working)))
     return result
 
 
-def _boundary(graph: Graph, node: dict) -> ops.Boundary | None:
+def ordinal(graph: Graph) -> list[bool]:
+    """Per output: are its codes ordered (an exponent, a quantized level, an integer), so that
+    nearer is better? Bool and sign codes are only right or wrong."""
+    return [graph.node(o)["op"] != "sign_int8" and graph.node(o)["dtype"] != "bool"
+            for o in graph.outputs]
+
+
+def boundary_of(graph: Graph, node: dict) -> ops.Boundary | None:
+    """The discontinuity of an output node's head, if it is a discrete head numfuzz knows."""
     spec = ops.REGISTRY.get(node["op"])
     if node["op"] == "call" and generic.is_int_cast(node["attrs"]) and node["inputs"] \
             and graph.node(node["inputs"][0])["dtype"] in ops.FLOAT_DTYPES:
-        return ops.to_int_ulps  # a captured x.to(int8): flips at the integers
+        return ops.to_int_boundary  # a captured x.to(int8): flips at the integers
     return spec.boundary if spec is not None else None
 
 
@@ -79,8 +92,9 @@ def is_index_output(node: dict) -> bool:
 
 
 def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],
-                values: dict[int, torch.Tensor]) -> Verdict:
-    """The verdict on one run, against the float64 ``values`` of every node (or of the outputs)."""
-    ref = [values[o] for o in graph.outputs]
-    return oracle.judge(eager, compiled, ref, boundary_ulps(graph, values), graph.outputs,
-                        undefined_elements(graph, values))
+                fp64: dict[int, torch.Tensor], eager_values: dict[int, torch.Tensor]) -> Verdict:
+    """The verdict on one run, from the float64 and eager values of every node (or of the
+    outputs only, for a model judged as itself)."""
+    ref = [fp64[o] for o in graph.outputs]
+    return oracle.judge(eager, compiled, ref, heads(graph, fp64, eager_values), graph.outputs,
+                        undefined_elements(graph, fp64), ordinal(graph))

@@ -11,6 +11,7 @@ could not run, so it can drive ``compiler_bisector run``.
 
 from __future__ import annotations
 
+import inspect
 import io
 import math
 from pathlib import Path
@@ -33,7 +34,8 @@ def main():
 {config}    try:
         inputs = get_inputs()
         eager = model(*inputs)
-        ref = model(*[t.double() if t.is_floating_point() else t for t in inputs])
+        wide = [t.double() if t.is_floating_point() else t for t in inputs]
+        ref = model(*wide)
     except Exception as err:
         print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
         return 2
@@ -48,30 +50,46 @@ def main():
     try:
         compiled = torch.compile(model, backend={backend}, fullgraph=True)(*inputs)
     except Exception as err:
-        print(f"compiled failed: {{type(err).__name__}}: {{err}}")
         raised = "timeout" if isinstance(err, TimeoutError) else "crash"
-        return 1 if (raised, type(err).__name__) == (KEY["kind"], KEY["error"]) else 0
+        print(f"compiled failed: {{type(err).__name__}}: {{err}}")
+        print(f"  in {{' <- '.join(reversed(torch_frames(err))) or 'no torch frame'}}")
+        seen = (raised, type(err).__name__, torch_frames(err))
+        return 1 if seen == (KEY["kind"], KEY["error"], KEY["frames"]) else 0
     if KEY["kind"] == "timeout":
         signal.alarm(0)
+    if len(compiled) != len(eager):
+        print(f"compiled returned {{len(compiled)}} outputs, eager {{len(eager)}}")
+        return 1 if KEY["kind"] == "meta" else 0
     e, c, r = eager[OUTPUT], compiled[OUTPUT], ref[OUTPUT]
-    undefined = None
+    undefined, strong = None, None
     if UNDEFINED is not None:
         undefined = torch.zeros(e.shape, dtype=torch.bool)
         undefined.view(-1)[list(UNDEFINED)] = True
         undefined = undefined.to(e.device)
-    kind = output_kind(e, c, r, TOL, undefined)
+    if HEAD is not None:  # how far float64 sits from the head's boundary, against eager's error
+        fp64, own = trace(*wide), trace(*inputs)
+        ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
+        _, ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
+                                        HEAD["attrs"], tuple(e.shape),
+                                        getattr(torch, HEAD["working"]))
+        strong = strong.to(e.device)
+    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong)
     diverged = kind == KEY["kind"]
     print(f"output {{OUTPUT}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
-    if kind not in ("ok", "crash"):
+    if kind not in ("ok", "meta"):
         c = c.to(e.device)
-        bad = {{"int-flip": lambda: discrete_flips(e, c, r, undefined),
+        bad = {{"int-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
+               "weak-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
                "nonfinite": lambda: nonfinite_in_compiled(e, c, r),
-               "eager-nonfinite": lambda: nonfinite_in_eager(e, c, r)}}.get(kind, lambda: e != c)()
+               "hidden-nonfinite": lambda: nonfinite_hidden(e, c, r)}}.get(kind, lambda: e != c)()
         print(f"  {{int(bad.sum())}}/{{e.numel()}} elements")
         for index in bad.nonzero()[:8].tolist():
             at = tuple(index)
-            print(f"  at {{at}}: eager={{e[at].item()!r}} compiled={{c[at].item()!r}} "
-                  f"float64={{r[at].item()!r}}")
+            line = (f"  at {{at}}: eager={{e[at].item()!r}} compiled={{c[at].item()!r}} "
+                    f"float64={{r[at].item()!r}}")
+            if HEAD is not None:
+                line += f", float64 {{float(ulps[at]):.3g}} ulps from the boundary"
+            print(line)
     return 1 if diverged else 0
 
 
@@ -123,6 +141,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         raise CaseError("the case records no divergence to reproduce")
     key = DivergenceKey.of(verdict)
     output = verdict.output if verdict.output is not None else 0
+    head = _head(case, output)
     config = "".join(f"    torch._inductor.config.{k} = {v!r}\n" for k, v in case.config.items())
     header = (
         f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
@@ -145,10 +164,13 @@ def repro_source(case: Case, out_dir: Path) -> str:
         render.render_function(case.graph),
         f"DEVICE = {case.device!r}\nKEY = {key.to_dict()!r}  # the divergence it reproduces\n"
         f"OUTPUT = {output}\nTOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
-        f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)",
+        f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
+        f"ORDINAL = {policy.ordinal(case.graph)[output] if case.graph.outputs else True!r}\n"
+        f"HEAD = {head!r}",
         _inputs_source(case, out_dir),
         "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
         + rules.embedded_source().rstrip(),
+        *_head_source(case, output),
         MAIN.format(config=config, backend=backend).rstrip(),
     ]
     return "\n\n\n".join(parts) + "\n"
@@ -158,6 +180,27 @@ def _quotable(text: str) -> str:
     """Text from a case file, safe inside the repro's docstring (no quote or backslash can end
     it early: a verdict message is data, never code)."""
     return text.replace("\\", "/").replace('"', "'").replace("\r", " ")
+
+
+def _head(case: Case, output: int) -> dict | None:
+    """What the repro needs to grade a flip as numfuzz did: the head's inputs, attrs, dtype."""
+    if output >= len(case.graph.outputs):
+        return None
+    node = case.graph.node(case.graph.outputs[output])
+    if policy.boundary_of(case.graph, node) is None:
+        return None
+    return {"inputs": list(node["inputs"]), "attrs": dict(node["attrs"]),
+            "working": case.graph.node(node["inputs"][0])["dtype"]}
+
+
+def _head_source(case: Case, output: int) -> list[str]:
+    """The trace (every node's value, the same body as ``model``) and the head's boundary."""
+    if _head(case, output) is None:
+        return []
+    boundary = policy.boundary_of(case.graph, case.graph.node(case.graph.outputs[output]))
+    return [render.render_trace_function(case.graph),
+            "# The head's discontinuity (fuzzer/ir/ops.py), verbatim.\n"
+            + inspect.getsource(boundary).rstrip() + f"\n\n\nBOUNDARY = {boundary.__name__}"]
 
 
 def _undefined(case: Case, output: int) -> list[int] | None:

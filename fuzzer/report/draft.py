@@ -20,6 +20,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.ir import ops
 from fuzzer.ir.graph import readable_chain
+from fuzzer.judge import rules
 from fuzzer.judge.oracle import TOLERANCE, Verdict
 from fuzzer.report.store import Finding
 from fuzzer.triage.attribute import Attribution, bisect_summary
@@ -40,7 +41,7 @@ def rank_key(kind: str, distance_ulps: float | None) -> tuple:
         return (0, 0.0)
     if kind == "int-flip" and distance_ulps is not None and distance_ulps >= FAR_ULPS:
         return (1, -distance_ulps)
-    rest = ("int-flip", "crash", "timeout", "accuracy", "eager-nonfinite")
+    rest = ("int-flip", "hidden-nonfinite", "meta", "crash", "timeout", "accuracy")
     position = rest.index(kind) if kind in rest else len(rest)
     return (2, position, -(distance_ulps or 0.0))
 
@@ -146,9 +147,12 @@ def _why(kind: str, details: dict, dtype: str, case: Case) -> list[str]:
         return ["**Why this is a bug:** compiled produces inf/NaN where both eager and the float64 "
                 "reference are finite. PyTorch's accuracy rule compares finite values only, so "
                 "this is reported as its own class."]
-    if kind == "eager-nonfinite":
-        return ["**Why this may be a bug:** eager is non-finite where compiled is finite (the "
-                "weaker, reverse direction)."]
+    if kind == "hidden-nonfinite":
+        return ["**Why this is a bug:** compiled is finite where eager and the float64 reference "
+                "are both inf/NaN: the compiled model hides an overflow or invalid value."]
+    if kind == "meta":
+        reason = details.get("reason", "compiled and eager outputs differ")
+        return [f"**Why this is a bug:** {reason} (shape or dtype)."]
     if kind == "accuracy":
         return [f"**Why this is a bug:** compiled fails `torch._dynamo.utils.same` against the "
                 f"float64 reference: {details.get('reason', '')} (RMSE vs float64: eager "
@@ -163,11 +167,13 @@ def _why(kind: str, details: dict, dtype: str, case: Case) -> list[str]:
     lo, hi = details.get("min_ulps"), details.get("max_ulps")
     if hi is not None:
         working = _working_dtype(case)
-        strength = ("far from it: strong evidence" if hi >= 16 else
-                    "moderate evidence" if hi >= FAR_ULPS else
-                    "within one ulp of it: weak evidence, a rounding tie could explain it")
-        lines += ["", f"**Distance from the discontinuity:** the float64 value feeding the head "
-                      f"lies {lo}..{hi} ulps ({working}) from its boundary ({strength})."]
+        lines += ["", f"**Distance from the discontinuity:** on the differing elements the "
+                      f"float64 value feeding the head lies {lo}..{hi} ulps ({working}) from its "
+                      f"boundary. On {details.get('strong', '?')} of the "
+                      f"{details.get('regressing', '?')} elements where compiled is further from "
+                      "float64 than eager, float64 sits farther from the boundary than "
+                      f"{rules.STRONG_MARGIN:g}x eager's own error at the head's input (and at "
+                      f"least {rules.STRONG_ULPS:g} ulp): eager's rounding cannot explain them."]
     return lines
 
 
