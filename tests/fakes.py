@@ -69,8 +69,19 @@ def _erf_one_ulp_up(x):
 
 
 def erf_ulp(gm, example_inputs):
-    """torch.erf returns one ulp too high: downstream discrete heads flip near their boundaries."""
+    """torch.erf returns one ulp too high: downstream discrete heads flip only where float64 sits
+    within rounding noise of their boundaries (weak evidence, not a finding)."""
     return _rewrite(gm, torch.erf, _erf_one_ulp_up)
+
+
+def _erf_quarter(x):
+    return torch.erf(x) * 0.25
+
+
+def erf_quarter(gm, example_inputs):
+    """torch.erf returns a quarter of its value: every E8M0 code downstream drops by two steps,
+    which no rounding explains (strong evidence even where float64 sits on a boundary)."""
+    return _rewrite(gm, torch.erf, _erf_quarter)
 
 
 def _exp_overflowing(x):
@@ -123,8 +134,8 @@ _compiles = 0
 
 
 def flaky(gm, example_inputs):
-    """Diverges (uint8 +1) on every other compile: a nondeterministic compiled result. Alternating
-    rather than random, so any three runs in a row are neither 3/3 nor 0/3."""
+    """Diverges (erf_quarter) on every other compile: a nondeterministic compiled result.
+    Alternating rather than random, so any three runs in a row are neither 3/3 nor 0/3."""
     global _compiles
     _compiles += 1
-    return uint8_plus_one(gm, example_inputs) if _compiles % 2 else gm
+    return erf_quarter(gm, example_inputs) if _compiles % 2 else gm

@@ -35,7 +35,11 @@ def test_the_key_is_kind_and_output_node_for_values_and_the_error_type_for_crash
     assert not same_divergence(Verdict("ok"), Verdict("ok"))  # nothing is not a divergence
     assert error_type("BackendCompilerFailed: backend='inductor' raised:") == \
         "BackendCompilerFailed"
-    assert DivergenceKey.of(flip).to_dict() == {"kind": "int-flip", "node": 7, "error": ""}
+    assert DivergenceKey.of(flip).to_dict() == {"kind": "int-flip", "node": 7, "error": "",
+                                                "frames": []}
+    deep = Verdict("crash", message="RuntimeError: boom", frames=["torch/_inductor/a.py:f"])
+    assert not same_divergence(crash, deep)  # same type, raised elsewhere in torch
+    assert not same_divergence(flip, Verdict("weak-flip", output=0, node=7))  # evidence counts
 
 
 def _triples(seed: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, object]]:
@@ -44,7 +48,8 @@ def _triples(seed: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, 
     out = []
     for _ in range(40):
         e = torch.randint(0, 4, (6,), generator=gen).to(torch.uint8)
-        c = torch.where(torch.rand(6, generator=gen) < 0.3, e + 1, e).to(torch.uint8)
+        step = torch.randint(1, 4, (6,), generator=gen)  # one step is weak, more is strong
+        c = torch.where(torch.rand(6, generator=gen) < 0.3, e + step, e).to(torch.uint8)
         r = torch.where(torch.rand(6, generator=gen) < 0.5, c, e).double()
         undefined = torch.rand(6, generator=gen) < 0.2
         out.append((e, c, r, undefined))
@@ -65,16 +70,16 @@ def test_the_oracle_decides_with_the_rules_repro_files_embed(seed: int) -> None:
         expected = rules.output_kind(e, c, r, oracle.TOLERANCE["float32"], undefined)
         assert verdict.kind == expected, (e, c, r, undefined)
         kinds.add(expected)
-    assert {"ok", "int-flip", "nonfinite", "crash"} <= kinds  # the battery exercises each rule
+    assert {"ok", "int-flip", "weak-flip", "benign", "nonfinite", "meta"} <= kinds  # each rule
 
 
 def _erf_case() -> Case:
-    """erf feeding an E8M0 head: the erf_ulp fake backend flips it (see test_minimize)."""
+    """erf feeding an E8M0 head: the erf_quarter fake backend flips it (see test_minimize)."""
     b = Builder(random.Random(0), "float32")
     x = b.input((2, 8))
     b.graph.outputs = [b.op("e8m0", b.op("erf", b.op("mul_scalar", x, value=40.0)), eps=1e-30)]
     return Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]),
-                backend="tests.fakes:erf_ulp")
+                backend="tests.fakes:erf_quarter")
 
 
 def _run(path: Path) -> int:
@@ -95,7 +100,7 @@ def test_repro_exit_status_equals_the_oracles_verdict(fake_runner, tmp_path: Pat
     for backend in ("eager", "tests.fakes:inject_inf"):  # no flip: the oracle agrees it is gone
         other = Case(graph=case.graph, inputs=case.inputs, backend=backend)
         seen, _ = replay_case(other, runner=fake_runner)
-        text = repro.read_text().replace("from tests.fakes import erf_ulp as BACKEND",
+        text = repro.read_text().replace("from tests.fakes import erf_quarter as BACKEND",
                                          f"BACKEND = {backend!r}" if ":" not in backend else
                                          "from tests.fakes import inject_inf as BACKEND")
         (tmp_path / "other.py").write_text(text)
@@ -105,11 +110,16 @@ def test_repro_exit_status_equals_the_oracles_verdict(fake_runner, tmp_path: Pat
     assert _run(tmp_path / "broken.py") == 2
 
 
-def test_a_zero_dim_input_renders_and_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tensor", [
+    torch.tensor(2.5), torch.zeros(0, 3), torch.zeros(0), torch.tensor([7], dtype=torch.int64),
+    torch.arange(12.0).reshape(3, 4).t(), torch.arange(12.0).reshape(3, 4)[:, 1:3],
+    torch.tensor([1.0, -0.0]).expand(3, 2), torch.randn(2, 3, 4).permute(2, 0, 1)],
+    ids=["0-d", "empty-2d", "empty", "int64", "transposed", "sliced", "expanded", "permuted"])
+def test_every_input_shape_renders_with_its_values_and_strides(tensor: torch.Tensor) -> None:
     from fuzzer.reduce.repro import _tensor_source
 
     namespace: dict = {"torch": torch}
-    exec(_tensor_source("x", torch.tensor(2.5)).strip(), namespace)
-    exec(_tensor_source("y", torch.zeros(0, 3)).strip(), namespace)
-    assert namespace["x"].shape == () and float(namespace["x"]) == 2.5
-    assert namespace["y"].shape == (0, 3)
+    exec(_tensor_source("x", tensor).strip(), namespace)
+    x = namespace["x"]
+    assert (x.shape, x.dtype, x.stride()) == (tensor.shape, tensor.dtype, tensor.stride())
+    assert torch.equal(x, tensor) and torch.equal(x.signbit(), tensor.signbit())

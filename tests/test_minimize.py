@@ -10,21 +10,28 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
-from fuzzer.reduce.minimize import NotReproducible, Shrinker, minimize
+from fuzzer.reduce.minimize import (
+    NotReproducible,
+    Shrinker,
+    mantissa_bits,
+    minimize,
+    size_key,
+)
 from fuzzer.reduce.repro import write_repro
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_CASE = REPO / "tests" / "data" / "real_cpu_bf16_int_flip.pt"
 
 
-def erf_saturation_case(backend: str = "tests.fakes:erf_ulp") -> Case:
+def erf_saturation_case(backend: str = "tests.fakes:erf_quarter") -> Case:
     """A 12-op model whose erf feeds an E8M0 head; erf saturates at exactly 1.0 (a power of two),
-    so a compiled erf one ulp high flips the exponent. Known minimum: erf -> e8m0."""
+    so a compiled erf a quarter of the truth drops the exponent by two steps. Known minimum:
+    erf -> e8m0."""
     b = Builder(random.Random(0), "float32")
     x = b.input((2, 4, 8, 8))
     h = b.op("relu", b.conv(x, 8, 3))
@@ -77,26 +84,41 @@ def test_planted_nonfinite_shrinks_to_exp(fake_runner, tmp_path):
     assert result.final_elements < case.inputs[str(case.graph.input_ids()[0])].numel() * 2
 
 
+def test_a_candidate_is_adopted_only_when_smaller_in_the_total_order(fake_runner):
+    case = with_verdict(erf_saturation_case(), fake_runner)
+    shrinker = Shrinker(case, fake_runner)
+    same_size = erf_saturation_case()
+    bigger = erf_saturation_case()
+    bigger.graph.outputs.append(bigger.graph.op_ids()[2])
+    for candidate in (bigger, same_size):
+        assert shrinker.test(candidate) is False
+    assert shrinker.calls == 0 and shrinker.best is case  # never even run
+    assert size_key(case) > size_key(shrinker._cut(case.graph.op_ids()[:1]))
+    rounded = Case(graph=case.graph, inputs={k: v.round() for k, v in case.inputs.items()},
+                   backend=case.backend)
+    assert size_key(rounded) < size_key(case)  # same ops and elements, fewer digits
+    assert mantissa_bits(torch.tensor([0.0, 1.0, -2.0, 0.75, 1.5])) == 2
+    assert mantissa_bits(torch.tensor([0.1])) > 20
+
+
 def test_repeated_candidate_is_a_cache_hit_not_an_oracle_call(fake_runner):
     case = with_verdict(erf_saturation_case(), fake_runner)
     shrinker = Shrinker(case, fake_runner)
-    candidate = shrinker._cut([n for n in case.graph.op_ids()
-                               if n not in case.graph.outputs][:1])
-    first = shrinker.test(candidate)
+    culprit = case.graph.node(case.graph.outputs[0])["inputs"][0]  # the planted erf
+    first = shrinker.test(shrinker._cut([culprit]))  # its eager value: no divergence left
     calls = shrinker.calls
-    again = shrinker.test(shrinker._cut([n for n in case.graph.op_ids()
-                                         if n not in case.graph.outputs][:1]))
+    again = shrinker.test(shrinker._cut([culprit]))
     assert shrinker.calls == calls and shrinker.hits == 1
     assert again is False  # seen before: never progress twice, so the fixpoint terminates
-    assert isinstance(first, bool)
+    assert first is False and shrinker.best is case
 
 
 def test_a_candidate_that_diverges_differently_is_saved_as_a_slip(fake_runner, tmp_path):
     case = with_verdict(erf_saturation_case(), fake_runner)
     shrinker = Shrinker(case, fake_runner, corpus=tmp_path)
     slip = erf_saturation_case(backend="tests.fakes:inject_inf")
-    slip.graph.outputs = list(reversed(slip.graph.outputs))
-    slip.graph.outputs.append(slip.graph.op_ids()[2])  # a float output for the planted inf
+    slip.graph.outputs = [slip.graph.op_ids()[2]]  # a float output for the planted inf
+    slip.graph.remove_dead()  # smaller than the case, so it is run at all
     assert shrinker.test(slip) is False
     assert shrinker.best is case
     assert len(shrinker.slips) == 1
@@ -139,7 +161,7 @@ def test_repro_file_reproduces_in_a_subprocess(fake_runner, tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGES" in done.stdout
     # The same file with the divergence gone exits 0: it can drive compiler_bisector.
-    fixed = repro.read_text().replace("erf_ulp as BACKEND", "inject_inf as BACKEND")
+    fixed = repro.read_text().replace("erf_quarter as BACKEND", "inject_inf as BACKEND")
     (tmp_path / "fixed.py").write_text(fixed)
     assert _run_repro(tmp_path / "fixed.py").returncode == 0
 
@@ -161,18 +183,17 @@ def test_minimize_cli_rejects_a_case_without_divergence(tmp_path):
     assert done.stderr.strip().count("\n") == 0 and "no divergence" in done.stderr
 
 
-@pytest.mark.inductor
-def test_real_inductor_case_minimizes_end_to_end(inductor_runner, tmp_path):
-    case = Case.load(REAL_CASE)
-    try:
-        result = minimize(case, inductor_runner, corpus=tmp_path, max_calls=200)
-    except NotReproducible as err:
-        pytest.skip(f"this CPU/torch build does not show the stored divergence: {err}")
-    assert result.original_ops == 38
-    assert result.final_ops <= 6, result.case.graph.op_names()
-    assert result.reliability == (3, 3)
-    repro = write_repro(result.case, tmp_path / "min")
-    assert "tests" not in repro.read_text().split("def model")[0]  # torch only
-    done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 1, done.stdout + done.stderr
+def test_minimize_cli_exits_3_when_the_case_does_not_reproduce_k_of_k(tmp_path):
+    case = erf_saturation_case(backend="tests.fakes:flaky")
+    case.graph.outputs = [case.graph.outputs[0]]
+    case.graph.remove_dead()
+    from fuzzer.judge.oracle import Verdict
+
+    case.verdict = Verdict("int-flip", 0, case.graph.outputs[0])
+    case.save(tmp_path / "flaky.pt")
+    done = subprocess.run([sys.executable, "-m", "fuzzer", "--trust-backend", "tests.fakes:flaky",
+                           "minimize", str(tmp_path / "flaky.pt"), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "flaky" in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -150,13 +150,11 @@ def test_night_killed_after_recording_resumes_without_double_counting(fake_runne
 # ------------------------------------------------------------------ a real night
 
 
-def seeded_case(runner, values: list[float], path: Path) -> Path:
-    """The real fp16 GELU -> E8M0 divergence, saved where `numfuzz run` would have put it,
-    with an old mtime so the night processes it before anything its short campaign finds."""
-    graph, _ = tf.fp16_gelu_e8m0()
-    x = graph.input_ids()[0]
-    case = tf.judged_case(graph, {str(x): torch.tensor(values, dtype=torch.float16)},
-                          "inductor", runner)
+def seeded_case(runner, values: tuple[float, ...], path: Path) -> Path:
+    """The real fp16 round trip -> threshold regression, saved where `numfuzz run` would have put
+    it, with an old mtime so the night processes it before anything its short campaign finds."""
+    graph, inputs = tf.fp16_roundtrip_gt(values)
+    case = tf.judged_case(graph, inputs, "inductor", runner)
     assert case.verdict.kind == "int-flip", case.verdict.summary()
     saved = case.save(path / case.file_name())
     os.utime(saved, (1_000_000, 1_000_000))
@@ -165,9 +163,11 @@ def seeded_case(runner, values: list[float], path: Path) -> Path:
 
 @pytest.mark.inductor
 def test_real_nightly_drafts_once(inductor_runner, tmp_path):
+    if tf.inductor_keeps_roundtrip():
+        pytest.skip("this torch's Inductor rounds the fp16 round trip on the CPU: no regression")
     reports = tmp_path / "reports"
     corpus = reports / "corpus"
-    seeded_case(inductor_runner, [-8.0, 1.0, 0.5, -3.0], corpus)
+    seeded_case(inductor_runner, (0.5002, 0.25, 0.70001, 0.50003), corpus)
     settings = NightSettings(reports=reports, device="cpu", cases=1, seed=7, k=2, max_calls=6,
                              max_findings=1, bisect=False, knobs=("emulate_precision_casts",),
                              date="2030-01-01", grammar="vision", dtypes=("float32",))
@@ -179,16 +179,18 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     drafts = [d for d in drafts if not d.name.startswith("SUMMARY")]
     assert len(drafts) == 1, lines
     text = drafts[0].read_text()
-    assert text.startswith("# [numfuzz] int-flip in output 0 (uint8): gelu → e8m0 (cpu, float16)")
+    assert text.startswith("# [numfuzz] int-flip in output 0 (bool): cast_roundtrip → gt_scalar "
+                           "(cpu, float32)"), text[:200]
     assert "PyTorch version:" in text  # collect_env
     assert "exit 1: the divergence reproduces" in text
-    assert "| `emulate_precision_casts` | vanishes |" in text
+    emulated = tf.inductor_keeps_roundtrip(emulate_precision_casts=True)  # what this torch does
+    assert f"| `emulate_precision_casts` | {'vanishes' if emulated else 'persists'} |" in text
     summary = first.read_text()
     assert "## New findings: 1" in summary and drafts[0].name in summary
     assert "cases fuzzed" in summary and "| 1 |" in summary
 
     # Night two: the same bug again, from another raw case (other input values). A hit, no draft.
-    seeded_case(inductor_runner, [-7.0, 2.0, -7.5, 0.25], corpus)
+    seeded_case(inductor_runner, (0.25, 0.50004, 0.9, 0.5003), corpus)
     second = run_night(settings, log=lines.append, pool=pool)
     assert json.loads((night_dir / "night.json").read_text())["run"] == 2
     after = [d for d in night_dir.glob("*.md") if not d.name.startswith("SUMMARY")]

@@ -317,3 +317,77 @@ def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
     (found,) = policy.heads(b.graph, values, values)
     ulps = found.ulps
     assert ulps[0] == 0 and ulps[1] > 1e5 and 1 <= ulps[2] <= 8
+
+
+# ---------------------------------------------------------------- the rules, by hand
+
+
+def test_evidence_in_exact_ulps_against_eagers_own_error() -> None:
+    """float32 at 0.5: one ulp is 2**-24 above (nextafter). float64 10 ulps from the boundary
+    with eager 1 ulp off is strong (10 > 4 x 1); 3 ulps is within 4x eager's error: weak; half an
+    ulp is weak even where eager is exact."""
+    from fuzzer.judge import rules
+
+    ulp = 2.0 ** -24
+    point = torch.full((3,), 0.5, dtype=torch.float64)
+    x = point + torch.tensor([10 * ulp, 3 * ulp, 0.5 * ulp], dtype=torch.float64)
+    eager = (x + torch.tensor([ulp, ulp, 0.0], dtype=torch.float64)).float()
+    ulps, strong = rules.evidence(x, point, eager, torch.float32)
+    assert ulps.tolist() == [10.0, 3.0, 0.5]
+    assert strong.tolist() == [True, False, False]
+    assert float(rules.spacing(torch.tensor([0.5], dtype=torch.float64), torch.float32)) == ulp
+
+
+def test_head_evidence_through_the_registrys_boundary_for_sign() -> None:
+    """sign flips at zero: float64 at 3 ulps of bfloat16's smallest normal above zero is far
+    in ulps of the value itself (distance over spacing at the larger of x and the point)."""
+    from fuzzer.ir import ops
+    from fuzzer.judge import rules
+
+    x = torch.tensor([1e-3, -2.0], dtype=torch.float64)
+    own = x.to(torch.bfloat16)
+    _, ulps, strong = rules.head_evidence([x], own, ops.sign_boundary, {}, (2,), torch.bfloat16)
+    spacing = rules.spacing(x.abs(), torch.bfloat16)
+    assert torch.equal(ulps, x.abs() / spacing)
+    assert strong.tolist() == [bool((x.abs() > 4 * (own.double() - x).abs())[i]) for i in range(2)]
+
+
+def test_compiled_closer_on_every_element_is_no_finding_under_either_policy_but_parity() -> None:
+    eager = torch.tensor([3, 4, 5, 6], dtype=torch.int8)
+    compiled = torch.tensor([2, 4, 5, 7], dtype=torch.int8)
+    ref = torch.tensor([2.0, 4.0, 5.0, 7.0], dtype=torch.float64)
+    default = judge([eager], [compiled], [ref], [head(torch.full((4,), 50.0).double())], [0])
+    assert default.kind == "benign" and not default.is_finding
+    parity = judge([eager], [compiled], [ref], [head(torch.full((4,), 50.0).double())], [0],
+                   policy="parity")
+    assert parity.kind == "parity" and parity.is_finding
+    d = parity.outputs[0].details
+    assert (d["regressing"], d["benign"], d["evidence"]) == (0, 2, "none")
+    assert "0 regress, 2 are at least as close" in parity.summary()
+
+
+def test_one_far_regressing_element_is_strong_and_a_near_one_is_weak() -> None:
+    eager = torch.tensor([10, 20, 30], dtype=torch.uint8)
+    compiled = torch.tensor([10, 21, 30], dtype=torch.uint8)
+    ref = eager.double()
+    far = Head(torch.zeros(3), torch.full((3,), 40.0).double(), torch.tensor([True] * 3))
+    near = Head(torch.zeros(3), torch.full((3,), 0.3).double(), torch.tensor([False] * 3))
+    assert judge([eager], [compiled], [ref], [far], [0]).kind == "int-flip"
+    weak = judge([eager], [compiled], [ref], [near], [0])
+    assert weak.kind == "weak-flip" and not weak.is_finding
+    assert judge([eager], [compiled], [ref], [near], [0], policy="parity").kind == "parity"
+    two_steps = torch.tensor([10, 22, 30], dtype=torch.uint8)  # no single rounding does that
+    assert judge([eager], [two_steps], [ref], [near], [0]).kind == "int-flip"
+
+
+def test_nonfinite_rules_against_float64() -> None:
+    inf, nan = math.inf, math.nan
+    eager = torch.tensor([inf, 1.0, 2.0, inf])
+    ref = torch.tensor([inf, 1.0, inf, inf], dtype=torch.float64)
+    hidden = torch.tensor([65000.0, 1.0, 2.0, inf])  # float64 and eager overflow: compiled hides it
+    assert judge([eager], [hidden], [ref], [None], [0]).kind == "hidden-nonfinite"
+    same_as_ref = torch.tensor([inf, 1.0, inf, inf])  # eager finite, compiled = float64's inf
+    assert judge([eager], [same_as_ref], [ref], [None], [0]).kind == "benign"
+    nan_ref = torch.tensor([nan], dtype=torch.float64)
+    assert judge([torch.tensor([0.0])], [torch.tensor([nan])], [nan_ref], [None], [0]).kind == \
+        "benign"

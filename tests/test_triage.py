@@ -95,23 +95,28 @@ def test_case_that_no_longer_reproduces_is_not_attributed(fake_runner):
 
 
 @pytest.mark.inductor
-def test_real_cpu_divergence_removed_by_emulate_precision_casts(inductor_runner):
-    graph, inputs = tf.fp16_gelu_e8m0()
+def test_real_cpu_roundtrip_is_attributed_as_this_torch_behaves(inductor_runner):
+    """Triage reports, knob by knob, what Inductor on this CPU does to the fp16 round trip,
+    measured independently (``tf.inductor_keeps_roundtrip``): no outcome is written in here."""
+    graph, inputs = tf.fp16_roundtrip_gt()
     case = tf.judged_case(graph, inputs, "inductor", inductor_runner)
+    if tf.inductor_keeps_roundtrip():
+        assert case.verdict.kind == "ok", case.verdict.summary()  # this torch rounds: no bug
+        return
     assert case.verdict.kind == "int-flip", case.verdict.summary()
     pool = RunnerPool({"cpu": inductor_runner})
     attribution = triage(case, pool, knobs=config_knobs(), bisect=True)
     got = outcomes(attribution)
-    assert got["emulate_precision_casts"] == "vanishes"
-    assert got["backend=aot_eager"] == "vanishes"
-    for knob in ("split_reductions=False", "pattern_matcher=False", "cpp.simdlen=0",
-                 "cpp.enable_floating_point_contract_flag=fast"):
-        assert got[knob] == "persists", (knob, attribution.knobs)
+    for knob in ("emulate_precision_casts", "cpp.simdlen=0", "fallback_by_default"):
+        fixed = tf.inductor_keeps_roundtrip(**knob_named(knob).config)
+        assert got[knob] == ("vanishes" if fixed else "persists"), (knob, attribution.knobs)
+    assert got["backend=aot_eager"] == "vanishes"  # no Inductor, no fused round trip
     assert got["eager_numerics.division_rounding"] == "n/a"  # Triton-only, not run on the CPU
     bisect = attribution.bisect
     assert bisect["status"] == "found", bisect
     assert bisect["backend"] == "inductor"
-    assert "emulate_precision_casts" in bisect["subsystem"]
+    if got["emulate_precision_casts"] == "vanishes":
+        assert "emulate_precision_casts" in bisect["subsystem"]
     assert any(step.startswith("aot_eager/") for step in bisect["steps"])
 
 

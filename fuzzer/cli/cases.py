@@ -65,7 +65,7 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
     if as_json:
         click.echo(strict_json({"case": str(target), "verdict": verdict.to_dict()}))
     else:
-            print_verdict(case, verdict, outputs)
+        print_verdict(case, verdict, outputs)
     sys.exit(1 if verdict.is_finding else 0)
 
 
@@ -122,8 +122,12 @@ def corpus_list(directory: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: str | None,
              corpus: Path, seed: int, timeout: float, as_json: bool) -> None:
-    """Shrink a divergence to a minimal case.pt + standalone repro.py."""
+    """Shrink a divergence to a minimal case.pt + standalone repro.py.
+
+    Exit 1: the minimized case reproduces k/k (fresh compiles); 3: it, or the case given, does not
+    reproduce k/k; 2: bad input."""
     from fuzzer.execute.workers import Runner
+    from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.reduce.minimize import minimize as shrink
     from fuzzer.reduce.repro import write_repro
     from fuzzer.user.capture import load_target
@@ -145,6 +149,9 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
         out = out or Path("reports") / "min" / case.digest()[:12]
         result = shrink(case, runner, k=k, max_calls=max_calls, seconds=seconds,
                         corpus=corpus, progress=progress)
+    except NotReproducible as err:
+        click.echo(f"numfuzz: nothing minimized: {err}", err=True)
+        sys.exit(3)
     finally:
         runner.close()
     out.mkdir(parents=True, exist_ok=True)
@@ -160,7 +167,11 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
                                 **{what: after for what, _, after in rows}}))
     else:
         _minimize_table(result, out, repro)
-    sys.exit(0)
+    reproduces = result.reliability == (k, k)
+    if not reproduces:
+        click.echo(f"numfuzz: the minimized case reproduced only {result.reliability[0]}/{k} "
+                   f"times; {out / 'case.pt'} is not a reliable repro", err=True)
+    sys.exit(1 if reproduces else 3)
 
 
 def _captured_divergence(case: Any, runner: Any, progress: Callable) -> Any:

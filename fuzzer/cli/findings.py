@@ -23,6 +23,7 @@ from fuzzer.cli.common import (
     strict_json,
     trusted_on_command_line,
 )
+from fuzzer.judge.oracle import POLICIES
 
 
 def _knobs(text: str | None) -> tuple[str, ...] | None:
@@ -124,10 +125,12 @@ def _print_attribution(case: Any, attribution: Any, sig: str) -> None:
 @click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector for new findings.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--timeout", type=float, default=300, show_default=True)
+@click.option("--policy", type=click.Choice(POLICIES), default="float64", show_default=True,
+              help="What the night's campaign judges discrete flips against (see run --help).")
 def nightly_command(device: str, duration: str | None, cases: int | None, reports: Path,
                     corpus: Path | None, seed: int | None, backend: str, grammar: str, k: int,
                     max_calls: int, max_findings: int, knobs: str | None, no_bisect: bool,
-                    workers: int, timeout: float) -> None:
+                    workers: int, timeout: float, policy: str) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
     from fuzzer.report.nightly import NightSettings, plain_log, run_night
 
@@ -140,6 +143,7 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                              grammar=grammar, k=k, max_calls=max_calls,
                              max_findings=max_findings, bisect=not no_bisect,
                              knobs=_knobs(knobs), workers=workers, timeout=timeout,
+                             policy=policy,
                              minimize_seconds=None if seconds is None else seconds * 0.1)
     path = run_night(settings, log=plain_log)
     click.echo(f"summary: {path}")

@@ -23,6 +23,7 @@ from fuzzer.cli.common import (
 )
 from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.workers import default_cuda_workers
+from fuzzer.judge.oracle import POLICIES
 
 
 @main.command()
@@ -51,13 +52,18 @@ from fuzzer.execute.workers import default_cuda_workers
 @click.option("--resume", is_flag=True, help="Continue the campaign recorded in --out.")
 @click.option("--keep-benign", is_flag=True,
               help="Also save weak flips and benign differences (not findings) to --out.")
+@click.option("--policy", type=click.Choice(POLICIES), default="float64", show_default=True,
+              help="float64: a discrete flip is a finding only where compiled is further from "
+                   "float64 than eager (PyTorch's rule). parity: every discrete mismatch with "
+                   "eager is one (eager's rounding is your spec); each element is still classed "
+                   "as regressing or benign.")
 @click.option("--seed-model", type=click.Path(dir_okay=False, path_type=Path),
               help="Mutate this KernelBench-style model file instead of generating models.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
         dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
-        timeout: float, resume: bool, keep_benign: bool, seed_model: Path | None,
-        as_json: bool) -> None:
+        timeout: float, resume: bool, keep_benign: bool, policy: str,
+        seed_model: Path | None, as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
     from fuzzer.corpus.campaign import Settings, run_campaign
 
@@ -71,7 +77,7 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     settings = Settings(out=out, device=device, cases=cases, seconds=seconds, seed=seed,
                         grammar=grammar, dtypes=supported_dtypes(device, dtype), draws=draws,
                         workers=workers, gpus=chosen, backend=trusted_on_command_line(backend),
-                        timeout=timeout, resume=resume, keep_benign=keep_benign)
+                        timeout=timeout, resume=resume, keep_benign=keep_benign, policy=policy)
     if seed_model is not None:
         from fuzzer.user.capture import capture_file
 

@@ -46,6 +46,7 @@ class Settings:
     timeout: float = 300
     resume: bool = False
     keep_benign: bool = False  # also save weak-flip and benign cases (not findings)
+    policy: str = "float64"  # oracle.POLICIES; parity makes every discrete mismatch a finding
     seed_graph: Graph | None = None  # --seed-model: mutate this graph instead of generating
     seed_inputs: dict | None = None
     seed_model: str = ""  # the file seed_graph was captured from
@@ -104,10 +105,10 @@ def make_case(settings: Settings, index: int) -> tuple[Case, Task]:
     case = Case(graph=graph, inputs={}, device=settings.device, dtype=dtype,
                 backend=settings.backend, config=dict(settings.config), seed=seed,
                 grammar="mutant" if settings.seed_graph is not None else settings.grammar,
-                origin=origin)
+                origin=origin, policy=settings.policy)
     task = Task(graph=graph.to_dict(), draws=[d for _, d in draws],
                 magnitudes=[m for m, _ in draws], device=settings.device,
-                backend=settings.backend, config=dict(settings.config))
+                backend=settings.backend, config=dict(settings.config), policy=settings.policy)
     return case, task
 
 
@@ -119,6 +120,8 @@ class State:
         self.key = {"seed": settings.seed, "grammar": settings.grammar,
                     "dtypes": list(settings.dtypes), "backend": settings.backend,
                     "seed_model": settings.seed_model}
+        if settings.policy != "float64":  # older state files, which predate policies, resume
+            self.key["policy"] = settings.policy
         self.done: set[int] = set()
         self.lock = threading.Lock()
         if resume and path.exists():

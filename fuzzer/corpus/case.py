@@ -25,7 +25,7 @@ from fuzzer.execute import config as inductor_options
 from fuzzer.execute.runner import check_backend
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.oracle import POLICIES, Verdict
 
 FORMAT = "numfuzz-case"
 VERSION = 1
@@ -55,6 +55,7 @@ class Case:
     verdict: Verdict | None = None
     versions: dict = field(default_factory=versions)
     origin: dict = field(default_factory=dict)  # campaign index, parent case, source file …
+    policy: str = "float64"  # oracle.POLICIES: what discrete mismatches were judged against
 
     # ------------------------------------------------------------ identity
 
@@ -66,6 +67,8 @@ class Case:
             h.update(f"{t.dtype}{tuple(t.shape)}".encode())
             h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
         h.update(f"{self.device}{self.backend}{sorted(self.config.items())}".encode())
+        if self.policy != "float64":  # the default leaves older digests as they were
+            h.update(self.policy.encode())
         return h.hexdigest()
 
     def file_name(self) -> str:
@@ -92,6 +95,7 @@ class Case:
             "verdict": self.verdict.to_dict() if self.verdict else None,
             "versions": dict(self.versions),
             "origin": dict(self.origin),
+            "policy": self.policy,
         }
 
     def save(self, path: str | Path) -> Path:
@@ -141,12 +145,19 @@ class Case:
                        seed=int(data.get("seed", 0)),
                        grammar=str(data.get("grammar", "")), verdict=verdict,
                        versions=dict(data.get("versions") or {}),
-                       origin=dict(data.get("origin") or {}))
+                       origin=dict(data.get("origin") or {}),
+                       policy=_policy(data.get("policy", "float64")))
         except ops.InvalidGraph as err:
             raise CaseError(f"invalid graph: {err}") from None
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
                 RuntimeError, RecursionError) as err:
             raise CaseError(f"malformed case: {type(err).__name__}: {err}") from None
+
+
+def _policy(value: Any) -> str:
+    if value not in POLICIES:
+        raise CaseError(f"policy {str(value)[:40]!r} is not one of {', '.join(POLICIES)}")
+    return value
 
 
 def _device(value: Any) -> str:

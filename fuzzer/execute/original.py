@@ -94,7 +94,7 @@ def run_original(task: Any) -> dict[str, Any]:
     torch._dynamo.reset()
     compiled = runner.compile_model(forward, task.backend)
     args = [t.to(task.device) for t in loaded.inputs]
-    verdict, outputs = runner.run_draw(programs, compiled, args, task.config)
+    verdict, outputs = runner.run_draw(programs, compiled, args, task.config, task.policy)
     verdict.draw = 0
     result: dict[str, Any] = {"verdict": verdict.to_dict()}
     if task.keep_outputs:

@@ -44,6 +44,7 @@ class Task:
     keep_outputs: bool = False  # return the tensors too (replay tables, minimizer, drafts)
     model_file: str = ""  # set: judge this KernelBench file's own model instead (capture check)
     seed: int = 0
+    policy: str = "float64"  # oracle.POLICIES: what discrete mismatches are judged against
 
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
@@ -140,7 +141,7 @@ def run_task(task: Task) -> dict[str, Any]:
     verdicts, kept = [], []
     for i, inputs in enumerate(task.draws):
         args = [inputs[str(n)].to(task.device) for n in graph.input_ids()]
-        verdict, outputs = run_draw(programs, compiled, args, task.config)
+        verdict, outputs = run_draw(programs, compiled, args, task.config, task.policy)
         verdict.draw = i
         verdict.magnitude = task.magnitudes[i] if i < len(task.magnitudes) else None
         verdicts.append(verdict)
@@ -153,7 +154,7 @@ def run_task(task: Task) -> dict[str, Any]:
 
 
 def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
-             overrides: dict) -> tuple[Verdict, dict]:
+             overrides: dict, judged_by: str = "float64") -> tuple[Verdict, dict]:
     try:
         eager = list(programs.model(*args))
         again = list(programs.model(*args))
@@ -175,7 +176,7 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
             {"eager": eager}
     values = programs.trace(*[upcast(a) for a in args])
     eager_values = programs.trace(*args) if programs.nodewise else {}  # heads' eager inputs
-    verdict = policy.judge_graph(programs.graph, eager, out, values, eager_values)
+    verdict = policy.judge_graph(programs.graph, eager, out, values, eager_values, judged_by)
     outputs = {"eager": [t.cpu() for t in eager], "compiled": [t.cpu() for t in out],
                "fp64": [values[o].cpu() for o in programs.graph.outputs]}
     return verdict, outputs

@@ -6,6 +6,8 @@ ranks the outputs. Findings (``SEVERITY``) are regressions by PyTorch's own rule
 than eager against float64: ``nonfinite``, strong ``int-flip``, ``hidden-nonfinite``, ``meta``,
 ``crash``, ``timeout``, ``accuracy``. Not findings, but counted: ``weak-flip`` (a regression
 within eager's own rounding noise) and ``benign`` (compiled differs, and is at least as close).
+Under the eager-parity policy (``POLICIES``; for users whose spec is eager's rounding) those two
+become ``parity`` findings, each element still classed as regressing or benign.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import torch
 from fuzzer.judge import rules
 
 # Most severe first. Everything in SEVERITY is a finding; the rest are not.
-SEVERITY = ("nonfinite", "int-flip", "hidden-nonfinite", "meta", "crash", "timeout", "accuracy")
+SEVERITY = ("nonfinite", "int-flip", "hidden-nonfinite", "meta", "crash", "timeout", "accuracy",
+            "parity")
 COUNTED = ("weak-flip", "benign")  # not findings: saved only with --keep-benign
 NOT_FINDINGS = (*COUNTED, "ok", "skip")
 RANK = SEVERITY + COUNTED  # how outputs and draws are ordered when picking the case's verdict
 LEGACY = ("eager-nonfinite",)  # read from older case files, never produced now (it is benign)
+POLICIES = ("float64", "parity")  # what a discrete mismatch is judged against (--policy)
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "bfloat16": 1e-2, "float16": 1e-2}
 MAX_ELEMENTS = 8  # differing elements recorded per output
 
@@ -101,12 +105,13 @@ class Verdict:
 
     def _details_summary(self, out: OutputVerdict) -> str:
         d = out.details
-        if self.kind in ("int-flip", "weak-flip") or (self.kind == "benign" and "fp64_agrees" in d):
+        if self.kind in ("int-flip", "weak-flip", "parity") or \
+                (self.kind == "benign" and "fp64_agrees" in d):
             return (f"{self.kind} ({d.get('evidence', '?')} evidence) in output {self.output} "
                     f"({out.dtype}): {d['count']}/{d['total']} "
                     f"elements differ, max |diff| {d['max_abs_diff']}, "
                     f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
-                    f"{d['fp64_agrees']['compiled']}" + _distance(d))
+                    f"{d['fp64_agrees']['compiled']}" + _distance(d) + _parity(self.kind, d))
         if self.kind in ("nonfinite", "hidden-nonfinite", "benign", "eager-nonfinite"):
             return f"{self.kind} in output {self.output} ({out.dtype}): {d['count']} elements"
         return f"{self.kind} in output {self.output} ({out.dtype}): {d.get('reason', '')}"
@@ -126,6 +131,13 @@ def _checked_output(data: Any) -> dict:
             or not isinstance(data.get("details", {}), dict):
         raise TypeError("malformed output verdict")
     return data
+
+
+def _parity(kind: str, details: dict) -> str:
+    if kind != "parity":
+        return ""
+    return (f"; against eager: {details.get('regressing', '?')} regress, "
+            f"{details.get('benign', '?')} are at least as close to float64")
 
 
 def _distance(details: dict) -> str:
@@ -182,11 +194,11 @@ class Head:
 
 def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
                    head: Head | None, undefined: torch.Tensor | None = None,
-                   ordinal: bool = True) -> tuple[str, dict]:
-    """int-flip, weak-flip, benign or ok by ``rules``; the differing elements for the record,
-    regressing ones first. Elements in ``undefined`` are not compared."""
+                   ordinal: bool = True, parity: bool = False) -> tuple[str, dict]:
+    """int-flip, weak-flip, benign, parity or ok by ``rules``; the differing elements for the
+    record, regressing ones first. Elements in ``undefined`` are not compared."""
     strong = head.strong if head is not None else None
-    kind = rules.output_kind(eager, compiled, ref, 0.0, undefined, ordinal, strong)
+    kind = rules.output_kind(eager, compiled, ref, 0.0, undefined, ordinal, strong, parity)
     differ = rules.discrete_mismatches(eager, compiled, undefined)
     count = int(differ.sum())
     if count == 0:
@@ -194,7 +206,7 @@ def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tenso
         return kind, {"reason": f"{skipped} differ only where the value is undefined"} \
             if skipped else {}
     regress = rules.discrete_regressions(eager, compiled, ref, undefined, ordinal)
-    kept = rules.strong_regressions(eager, compiled, ref, regress, strong)
+    kept = rules.strong_regressions(eager, compiled, ref, regress, strong, ordinal)
     order = torch.argsort((~regress).reshape(-1).int() * 2 + (~kept).reshape(-1).int(),
                           stable=True)
     flat = order[differ.reshape(-1)[order]]
@@ -203,11 +215,12 @@ def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tenso
         "count": count,
         "total": eager.numel(),
         "regressing": int(regress.sum()),
+        "benign": count - int(regress.sum()),
         "strong": int(kept.sum()),
         "max_abs_diff": int((e.long() - c.long()).abs().max()),
         "fp64_agrees": {"eager": int((r == e).sum()), "compiled": int((r == c).sum()),
                         "neither": int(((r != e) & (r != c)).sum())},
-        "evidence": "strong" if kind == "int-flip" else "weak",
+        "evidence": "strong" if kind == "int-flip" else "weak" if bool(regress.any()) else "none",
     }
     u = head.ulps.reshape(-1)[flat] if head is not None else None
     if u is not None:
@@ -270,8 +283,9 @@ def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
 def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[torch.Tensor],
           heads: list[Head | None], nodes: list[int],
           undefined: list[torch.Tensor | None] | None = None,
-          ordinal: list[bool] | None = None) -> Verdict:
-    """Classify each output; the case verdict is the most severe one (a finding if any)."""
+          ordinal: list[bool] | None = None, policy: str = "float64") -> Verdict:
+    """Classify each output; the case verdict is the most severe one (a finding if any).
+    ``policy`` is one of ``POLICIES``."""
     if len(compiled) != len(eager):
         return Verdict("meta", message=f"compiled returned {len(compiled)} outputs, "
                                        f"eager {len(eager)}")
@@ -289,7 +303,8 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
         if e.is_floating_point():
             kind, details = judge_float(e, c, r, dtype)
         else:
-            kind, details = judge_discrete(e, c, r, head, undefined[i], ordinal[i])
+            kind, details = judge_discrete(e, c, r, head, undefined[i], ordinal[i],
+                                           policy == "parity")
         outputs.append(OutputVerdict(i, node, kind, dtype, details))
     ranked = [o for o in outputs if o.kind in RANK]
     if not ranked:

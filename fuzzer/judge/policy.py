@@ -7,6 +7,8 @@ Questions only the graph can answer, asked of the float64 (and eager) values of 
 - which elements are undefined: an integer converted from a float64 NaN (C++ leaves the result
   undefined; for an unclamped cast, also from inf or out of the integer's range), and index
   outputs (argmax/topk indices: ties make any answer valid), never compared;
+- whether a discrete output is computed without floats at all (``EXACT``): integer arithmetic
+  has no rounding noise, so every regressing element of it is strong evidence;
 - the verdict itself: ``judge_graph`` hands all of it to ``oracle.judge``.
 A value missing from ``values`` (a user's model judged on its outputs alone) means "no boundary,
 nothing undefined" for that output.
@@ -14,6 +16,9 @@ nothing undefined" for that output.
 
 from __future__ import annotations
 
+import math
+
+import networkx as nx
 import torch
 
 from fuzzer.ir import generic, ops
@@ -21,6 +26,7 @@ from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, rules
 from fuzzer.judge.oracle import Verdict
 
+EXACT = "exact"  # evidence_source: a code computed without floats
 INDEX_OPS = {"argmax", "argmin", "argsort"}  # always indices
 INDEX_PICKS = {"topk", "sort", "max", "min", "kthvalue", "mode", "median"}  # element 1: indices
 
@@ -32,16 +38,42 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor],
     result: list[oracle.Head | None] = []
     for out in graph.outputs:
         node = graph.node(out)
-        boundary = boundary_of(graph, node)
-        if boundary is None or any(i not in fp64 or i not in eager for i in node["inputs"]):
+        source = evidence_source(graph, out)
+        if source == EXACT and out in fp64:
+            result.append(exact_head(fp64[out]))
+            continue
+        if source is None or source == EXACT \
+                or any(i not in fp64 or i not in eager for i in node["inputs"]):
             result.append(None)
             continue
         ins = [fp64[i].double().cpu() for i in node["inputs"]]
         working = ops.torch_dtype(graph.node(node["inputs"][0])["dtype"])
         result.append(oracle.Head(*rules.head_evidence(
-            ins, eager[node["inputs"][0]].cpu(), boundary, node["attrs"], tuple(node["shape"]),
+            ins, eager[node["inputs"][0]].cpu(), source, node["attrs"], tuple(node["shape"]),
             working)))
     return result
+
+
+def evidence_source(graph: Graph, out: int) -> ops.Boundary | str | None:
+    """Where a discrete output's evidence comes from: ``EXACT`` when no float feeds it (integer
+    arithmetic has no rounding noise), else its head's discontinuity, else None."""
+    node = graph.node(out)
+    if node["dtype"] in ops.DISCRETE_DTYPES and not float_upstream(graph, out):
+        return EXACT
+    return boundary_of(graph, node)
+
+
+def float_upstream(graph: Graph, node: int) -> bool:
+    """Does any value feeding ``node`` (itself included) hold floats?"""
+    upstream = nx.ancestors(graph.g, node) | {node}
+    return any(graph.node(n)["dtype"] in ops.FLOAT_DTYPES for n in upstream)
+
+
+def exact_head(value: torch.Tensor) -> oracle.Head:
+    """Evidence for a code computed without floats: every regressing element is strong."""
+    shape = value.shape
+    return oracle.Head(value.double().cpu(), torch.full(shape, math.inf, dtype=torch.float64),
+                       torch.ones(shape, dtype=torch.bool))
 
 
 def ordinal(graph: Graph) -> list[bool]:
@@ -92,9 +124,10 @@ def is_index_output(node: dict) -> bool:
 
 
 def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],
-                fp64: dict[int, torch.Tensor], eager_values: dict[int, torch.Tensor]) -> Verdict:
+                fp64: dict[int, torch.Tensor], eager_values: dict[int, torch.Tensor],
+                policy: str = "float64") -> Verdict:
     """The verdict on one run, from the float64 and eager values of every node (or of the
-    outputs only, for a model judged as itself)."""
+    outputs only, for a model judged as itself), under ``policy`` (``oracle.POLICIES``)."""
     ref = [fp64[o] for o in graph.outputs]
     return oracle.judge(eager, compiled, ref, heads(graph, fp64, eager_values), graph.outputs,
-                        undefined_elements(graph, fp64), ordinal(graph))
+                        undefined_elements(graph, fp64), ordinal(graph), policy)

@@ -6,12 +6,17 @@ The maintainers' rule is "compiled no worse than eager against float64". Per out
 - discrete codes (int, uint8, bool, sign): an element *regresses* where compiled is strictly
   further from float64's code than eager's (ordinal codes by ``|code - float64|``; bool and sign
   codes by being wrong at all). No regressing element: ``benign`` if codes differ, else ``ok``.
-  A regressing element is *strong* evidence only when float64's value at the head's input sits
+  A regressing element is *strong* evidence when float64's value at the head's input sits
   farther from the head's discontinuity than ``STRONG_MARGIN`` times eager's own error there
-  (``|x_eager - x_fp64|``) and at least ``STRONG_ULPS`` ulps of the working dtype away; otherwise
-  eager's own rounding could have put it on either side, and the flip is ``weak-flip``. With no
-  head information (a user's model judged on its outputs), a flip by more than one code step is
-  strong and anything else weak. ``int-flip`` needs one strong element;
+  (``|x_eager - x_fp64|``) and at least ``STRONG_ULPS`` ulps of the working dtype away, or when
+  an ordinal code is more than one step from both eager's and float64's (no single rounding
+  across one boundary explains that), or when nothing upstream of the output is a float (integer
+  arithmetic has no rounding noise: the caller passes ``strong`` all true). Otherwise eager's own
+  rounding could have put it on either side, and the flip is ``weak-flip``. With no head
+  information (a user's model judged on its outputs alone) only the step rule applies.
+  ``int-flip`` needs one strong element. Under the eager-parity policy (``--policy parity``:
+  eager's rounding is the spec) every other discrete mismatch is a ``parity`` finding, its
+  elements still classed as regressing or benign;
 - floats: ``nonfinite`` where compiled is inf/NaN and eager and float64 are finite;
   ``hidden-nonfinite`` where eager and float64 are non-finite and compiled is finite; elements
   where compiled is closer (eager overflowed, float64 finite, compiled finite; or compiled is the
@@ -76,13 +81,16 @@ def head_evidence(fp64_inputs, eager_input, boundary, attrs, shape, working):
     return x, ulps, strong
 
 
-def strong_regressions(eager, compiled, ref, regress, strong=None):
-    """Regressing elements that are strong evidence (see the module docstring)."""
-    if strong is not None:
-        return regress & strong
-    if eager.dtype == torch.bool:
-        return torch.zeros_like(regress)
-    return regress & ((compiled.long() - eager.long()).abs() > 1)
+def strong_regressions(eager, compiled, ref, regress, strong=None, ordinal=True):
+    """Regressing elements that are strong evidence (see the module docstring): float64 far from
+    the head's discontinuity (``strong``, per element, when the head is known), or an ordinal code
+    more than one step from both eager's and float64's, which no single rounding can explain."""
+    kept = torch.zeros_like(regress) if strong is None else regress & strong
+    if not ordinal or eager.dtype == torch.bool:
+        return kept
+    ref = ref.to(eager.dtype).long()
+    steps = (compiled.long() - eager.long()).abs().minimum((compiled.long() - ref).abs())
+    return kept | (regress & (steps > 1))
 
 
 def nonfinite_in_compiled(eager, compiled, ref):
@@ -129,20 +137,26 @@ def torch_frames(err, depth=3):
     return inside[-depth:]
 
 
-def output_kind(eager, compiled, ref, tol, undefined=None, ordinal=True, strong=None):
+def output_kind(eager, compiled, ref, tol, undefined=None, ordinal=True, strong=None,
+                parity=False):
     """One output's kind: the most severe rule that fires, else ``benign`` or ``ok``.
 
     ``strong``: per element, whether float64 sits far enough from the head's discontinuity
-    (``evidence``); None when the head is unknown."""
+    (``evidence``); None when the head is unknown. ``parity`` (the eager-parity policy): a
+    discrete mismatch that is not a strong regression is ``parity`` instead of ``weak-flip`` or
+    ``benign``."""
     if compiled.shape != eager.shape or compiled.dtype != eager.dtype:
         return "meta"
     compiled = compiled.to(eager.device)
     if not eager.is_floating_point():
         regress = discrete_regressions(eager, compiled, ref, undefined, ordinal)
+        if bool(strong_regressions(eager, compiled, ref, regress, strong, ordinal).any()):
+            return "int-flip"
         if bool(regress.any()):
-            kept = strong_regressions(eager, compiled, ref, regress, strong)
-            return "int-flip" if bool(kept.any()) else "weak-flip"
-        return "benign" if bool(discrete_mismatches(eager, compiled, undefined).any()) else "ok"
+            return "parity" if parity else "weak-flip"
+        if bool(discrete_mismatches(eager, compiled, undefined).any()):
+            return "parity" if parity else "benign"
+        return "ok"
     if bool(nonfinite_in_compiled(eager, compiled, ref).any()):
         return "nonfinite"
     if bool(nonfinite_hidden(eager, compiled, ref).any()):

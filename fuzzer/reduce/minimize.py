@@ -1,12 +1,15 @@
 """The minimizer: shrink a diverging case to the smallest graph and inputs that diverge alike.
 
 Every candidate goes through one chokepoint, ``Shrinker.test``, which caches verdicts by the case's
-canonical hash and enforces the budget. A candidate is interesting only if it shows the same kind of
-divergence on the same output node; one that diverges differently is a slip, saved to the corpus as
-a
-new finding and not followed. Passes are small methods named for what they do, each opening its
-docstring with the failure it targets; they run to a fixpoint, big cuts first, and a pass that made
-progress moves to the front.
+canonical hash and enforces the budget. A candidate is interesting only if it shows the same
+divergence (``fuzzer.judge.key``: kind, evidence class and output node, so a strong flip never
+shrinks into a weak one), and it is adopted only if it is smaller in one total order,
+``size_key``: ops, then input elements, then the digits its constants and inputs take to write,
+then a float32 over a half-precision case. One that diverges differently is a slip, saved to the
+corpus as a new finding and not followed. Passes are small methods named for what they do, each
+opening its docstring with the failure it targets; they run to a fixpoint, big cuts first, and a
+pass that made progress moves to the front. The k/k checks before and after compile afresh, with
+Inductor's caches off, so a cached kernel cannot stand in for the compiler.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -70,6 +73,36 @@ def elements(case: Case) -> int:
     return sum(t.numel() for t in case.inputs.values())
 
 
+def size_key(case: Case) -> tuple[int, int, int, int]:
+    """The total order candidates must descend: ops, input elements, constant digits, and a
+    float32 case before a half-precision one."""
+    return (len(case.graph), elements(case), constant_digits(case), int(case.dtype != "float32"))
+
+
+def constant_digits(case: Case) -> int:
+    """How much there is to read in the constants: characters of every float attribute, plus the
+    mantissa bits every float input element needs (0 for zeros and powers of two)."""
+    graph = case.graph
+    chars = sum(len(repr(v)) for n in graph.op_ids() for v in graph.node(n)["attrs"].values()
+                if isinstance(v, float))
+    return chars + sum(mantissa_bits(t) for t in case.inputs.values() if t.is_floating_point())
+
+
+def mantissa_bits(t: torch.Tensor) -> int:
+    """Total significant bits after the leading one, over the finite elements of ``t``."""
+    mantissa, _ = torch.frexp(t.double()[torch.isfinite(t)])
+    bits = torch.zeros_like(mantissa, dtype=torch.long)
+    scaled = mantissa.abs() * 2  # in [1, 2): the leading one is free
+    for _ in range(53):
+        frac = scaled - scaled.floor()
+        more = frac != 0
+        if not bool(more.any()):
+            break
+        bits += more.long()
+        scaled = torch.where(more, scaled * 2, scaled)
+    return int(bits.sum())
+
+
 def eager_values(case: Case) -> dict[int, torch.Tensor]:
     """Every node's eager value on the case's device: the material for cutting a graph."""
     trace = render.load(render.render_trace(case.graph), "trace")
@@ -86,10 +119,8 @@ def derive(case: Case, graph: Graph, inputs: dict[str, torch.Tensor]) -> Case | 
     except ops.InvalidGraph:
         return None
     kept = {str(n): inputs[str(n)] for n in graph.input_ids()}
-    return Case(graph=graph, inputs=kept, device=case.device, dtype=case.dtype,
-                backend=case.backend, config=dict(case.config), seed=case.seed,
-                grammar=case.grammar, verdict=None, versions=dict(case.versions),
-                origin=dict(case.origin))
+    return replace(case, graph=graph, inputs=kept, config=dict(case.config), verdict=None,
+                   versions=dict(case.versions), origin=dict(case.origin))
 
 
 class Shrinker:
@@ -114,21 +145,24 @@ class Shrinker:
 
     # ------------------------------------------------------------ the chokepoint
 
-    def run(self, case: Case) -> Verdict:
+    def run(self, case: Case, fresh: bool = False) -> Verdict:
+        """One oracle call; ``fresh`` compiles with Inductor's caches off (the k/k checks)."""
         self.calls += 1
-        return Verdict.from_dict(self.runner.run(task_for(case))["verdict"])
+        config = {"force_disable_caches": True} if fresh else None
+        return Verdict.from_dict(self.runner.run(task_for(case, config=config))["verdict"])
 
     def matches(self, verdict: Verdict) -> bool:
         """The same divergence as the target's (``fuzzer.judge.key``)."""
         return same_divergence(self.target, verdict)
 
     def test(self, candidate: Case | None) -> bool:
-        """Is ``candidate`` new and interesting? Adopts it as the new best when it is.
+        """Is ``candidate`` new, smaller than the best in ``size_key`` and interesting? Adopts it
+        as the new best when it is.
 
         A candidate seen before never counts as progress, even if it was interesting then: it was
         adopted and has since been improved on. That is what makes the fixpoint loop terminate.
         """
-        if candidate is None:
+        if candidate is None or size_key(candidate) >= size_key(self.best):
             return False
         key = candidate.digest()
         if key in self.cache:
@@ -168,7 +202,7 @@ class Shrinker:
         return self._values[1]
 
     def reproduce(self, case: Case, times: int) -> list[Verdict]:
-        return [self.run(case) for _ in range(times)]
+        return [self.run(case, fresh=True) for _ in range(times)]
 
     # ------------------------------------------------------------ passes
 
@@ -467,11 +501,8 @@ def canonical(case: Case) -> Case:
     graph = case.graph.copy()
     mapping = graph.relabel()
     inputs = {str(mapping[int(k)]): v for k, v in case.inputs.items() if int(k) in mapping}
-    result = Case(graph=graph, inputs=inputs, device=case.device, dtype=case.dtype,
-                  backend=case.backend, config=dict(case.config), seed=case.seed,
-                  grammar=case.grammar, verdict=case.verdict, versions=dict(case.versions),
-                  origin=dict(case.origin))
-    return result
+    return replace(case, graph=graph, inputs=inputs, config=dict(case.config),
+                   versions=dict(case.versions), origin=dict(case.origin))
 
 
 def _complexity(value: float) -> tuple[int, float]:

@@ -66,20 +66,23 @@ def main():
         undefined = torch.zeros(e.shape, dtype=torch.bool)
         undefined.view(-1)[list(UNDEFINED)] = True
         undefined = undefined.to(e.device)
-    if HEAD is not None:  # how far float64 sits from the head's boundary, against eager's error
+    if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
+        strong = torch.ones(e.shape, dtype=torch.bool, device=e.device)
+    elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
         fp64, own = trace(*wide), trace(*inputs)
         ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
         _, ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
                                         HEAD["attrs"], tuple(e.shape),
                                         getattr(torch, HEAD["working"]))
         strong = strong.to(e.device)
-    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong)
+    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY)
     diverged = kind == KEY["kind"]
     print(f"output {{OUTPUT}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
     if kind not in ("ok", "meta"):
         c = c.to(e.device)
         bad = {{"int-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
                "weak-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
+               "parity": lambda: discrete_mismatches(e, c, undefined),
                "nonfinite": lambda: nonfinite_in_compiled(e, c, r),
                "hidden-nonfinite": lambda: nonfinite_hidden(e, c, r)}}.get(kind, lambda: e != c)()
         print(f"  {{int(bad.sum())}}/{{e.numel()}} elements")
@@ -87,7 +90,7 @@ def main():
             at = tuple(index)
             line = (f"  at {{at}}: eager={{e[at].item()!r}} compiled={{c[at].item()!r}} "
                     f"float64={{r[at].item()!r}}")
-            if HEAD is not None:
+            if HEAD not in (None, "exact"):
                 line += f", float64 {{float(ulps[at]):.3g}} ulps from the boundary"
             print(line)
     return 1 if diverged else 0
@@ -109,13 +112,22 @@ def _literal(value: float | int | bool) -> str:
 
 
 def _tensor_source(name: str, t: torch.Tensor) -> str:
-    values = ", ".join(_literal(v) for v in t.reshape(-1).tolist())
+    """``name = <t>`` as Python: values, dtype, shape and, for a strided view (a transpose, a
+    slice, an expand), the same strides over a storage holding exactly the elements it spans."""
     dtype = str(t.dtype)
-    shape = tuple(t.shape)
-    text = f"torch.tensor([{values}], dtype={dtype})"
-    if len(shape) != 1:
-        text += f".reshape({shape!r})"
-    return f"    {name} = {text}"
+    if t.is_contiguous() or t.numel() <= 1 or min(t.stride()) < 0:
+        text = f"torch.tensor([{_values(t.reshape(-1))}], dtype={dtype})"
+        if t.dim() != 1:
+            text += f".reshape({tuple(t.shape)!r})"
+        return f"    {name} = {text}"
+    span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    storage = t.as_strided((span,), (1,), t.storage_offset())
+    return (f"    {name} = torch.tensor([{_values(storage)}], dtype={dtype})"
+            f".as_strided({tuple(t.shape)!r}, {tuple(t.stride())!r})")
+
+
+def _values(flat: torch.Tensor) -> str:
+    return ", ".join(_literal(v) for v in flat.tolist())
 
 
 def _inputs_source(case: Case, out_dir: Path) -> str:
@@ -166,7 +178,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"OUTPUT = {output}\nTOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
         f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
         f"ORDINAL = {policy.ordinal(case.graph)[output] if case.graph.outputs else True!r}\n"
-        f"HEAD = {head!r}",
+        f"HEAD = {head!r}\nPARITY = {case.policy == 'parity'!r}  # judged by eager parity",
         _inputs_source(case, out_dir),
         "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
         + rules.embedded_source().rstrip(),
@@ -182,20 +194,23 @@ def _quotable(text: str) -> str:
     return text.replace("\\", "/").replace('"', "'").replace("\r", " ")
 
 
-def _head(case: Case, output: int) -> dict | None:
-    """What the repro needs to grade a flip as numfuzz did: the head's inputs, attrs, dtype."""
+def _head(case: Case, output: int) -> dict | str | None:
+    """What the repro needs to grade a flip as numfuzz did: the head's inputs, attrs, dtype; or
+    ``policy.EXACT`` for an output no float feeds."""
     if output >= len(case.graph.outputs):
         return None
-    node = case.graph.node(case.graph.outputs[output])
-    if policy.boundary_of(case.graph, node) is None:
-        return None
+    out = case.graph.outputs[output]
+    node = case.graph.node(out)
+    source = policy.evidence_source(case.graph, out)
+    if source is None or source == policy.EXACT:
+        return source
     return {"inputs": list(node["inputs"]), "attrs": dict(node["attrs"]),
             "working": case.graph.node(node["inputs"][0])["dtype"]}
 
 
 def _head_source(case: Case, output: int) -> list[str]:
     """The trace (every node's value, the same body as ``model``) and the head's boundary."""
-    if _head(case, output) is None:
+    if not isinstance(_head(case, output), dict):
         return []
     boundary = policy.boundary_of(case.graph, case.graph.node(case.graph.outputs[output]))
     return [render.render_trace_function(case.graph),

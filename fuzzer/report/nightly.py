@@ -71,6 +71,7 @@ class NightSettings:
     date: str | None = None  # default: today (local time)
     timeout: float = 300
     fuzz_share: float = 0.7
+    policy: str = "float64"  # oracle.POLICIES, for the night's campaign (cases carry their own)
 
     @property
     def corpus_dir(self) -> Path:
@@ -199,7 +200,8 @@ def fuzz(ctx: Context) -> None:
     seconds = None if s.seconds is None else max(1.0, s.seconds * s.fuzz_share - spent)
     settings = Settings(out=s.corpus_dir, device=s.device, cases=s.cases, seconds=seconds,
                         seed=night.seed, grammar=s.grammar, dtypes=s.dtypes, workers=s.workers,
-                        backend=s.backend, timeout=s.timeout, resume=night.cases > 0)
+                        backend=s.backend, timeout=s.timeout, resume=night.cases > 0,
+                        policy=s.policy)
     ctx.log(f"fuzzing: device={s.device} backend={s.backend} seed={night.seed} "
             f"budget={_budget(s.cases, seconds)} corpus={s.corpus_dir}")
     counts = Counter(night.raw_findings)

@@ -1,5 +1,6 @@
 """float32: a conv whose output is pushed through a steep erf into an E8M0 head. erf saturates at
-exactly 1.0, a power of two, so an erf one ulp high (tests.fakes:erf_ulp) flips the exponent."""
+exactly 1.0, a power of two: an erf one ulp high (tests.fakes:erf_ulp) flips the exponent on
+the boundary (weak evidence); an erf a quarter of the truth (tests.fakes:erf_quarter) is strong."""
 
 import torch
 import torch.nn as nn
