@@ -4,6 +4,10 @@ Inductor compile), so tests share them per session instead of starting their own
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +48,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+def minimized(case, runner, tmp_path: Path, **options):
+    """``minimize`` as every test of it should run it: the result's repro.py is rendered and run
+    in a fresh interpreter, and its exit status must equal the oracle's (1 where the minimized
+    case reproduced k/k, else 0), so no test produces a minimized case whose repro disagrees."""
+    from fuzzer.reduce.minimize import minimize
+    from fuzzer.reduce.repro import write_repro
+
+    result = minimize(case, runner, corpus=tmp_path / "slips", **options)
+    repro = write_repro(result.case, tmp_path / "repro")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, env=env,
+                          timeout=600)
+    k = result.reliability[1]
+    assert done.returncode == (1 if result.reliability == (k, k) else 0), \
+        done.stdout + done.stderr
+    return result

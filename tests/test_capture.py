@@ -19,8 +19,8 @@ from fuzzer.gen.mutate import mutate
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle
-from fuzzer.reduce.minimize import minimize
 from fuzzer.user.capture import CaptureError, capture_file, load_model_file, verify_capture
+from tests.conftest import minimized
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO / "tests" / "models"
@@ -95,8 +95,18 @@ def test_attention_block_keeps_multi_output_and_factory_ops() -> None:
     names = g.op_names()
     assert names.count("Tensor.chunk") == 3  # one node per chunk used, each picking its part
     assert "softmax" in names and "Tensor.masked_fill" in names
-    consts = [n for n in g.input_ids() if g.node(n)["dtype"] == "bool"]
-    assert len(consts) == 1  # torch.ones(t, t) is folded into a constant input
+    assert not [n for n in g.input_ids() if g.node(n)["dtype"] == "bool"]  # no folded mask
+    assert "torch.ones" in names  # the factory stays a call: its compiled kernel is tested too
+
+
+def test_a_bug_in_a_compiled_factory_survives_capture() -> None:
+    """torch.arange(..., device=x.device) * 1.5e9 (pytorch#175966): were the factory folded into
+    a constant, the product would no longer be computed by the compiled kernel."""
+    g = capture_file(MODELS / "public" / "arange_int64_mul_wrap.py").graph
+    (factory,) = [n for n in g.op_ids() if g.node(n)["op"] == "call"
+                  and g.node(n)["attrs"]["target"] == "torch.arange"]
+    assert g.node(factory)["attrs"]["kwargs"]["device"] == {"device_of": 0}
+    assert len(g.input_ids()) == 1  # only the user's input; no constant stands in for arange
 
 
 # ---------------------------------------------------------------- clear refusals
@@ -175,7 +185,7 @@ def test_planted_divergence_in_a_captured_model_minimizes_to_a_few_ops(fake_runn
                                                                        tmp_path) -> None:
     check = verify_capture(captured_with(MODELS / "erf_saturation.py", "tests.fakes:erf_quarter"),
                            fake_runner)
-    result = minimize(check.case, fake_runner, corpus=tmp_path)
+    result = minimized(check.case, fake_runner, tmp_path)
     assert result.original_ops == 13
     assert result.case.graph.op_names() == ["erf", "e8m0"]
     assert result.reliability == (3, 3)
@@ -187,7 +197,7 @@ def test_generic_ops_go_through_the_minimizer(fake_runner, tmp_path) -> None:
     case.backend = "tests.fakes:inject_inf"
     case.verdict, _ = replay_case(case, runner=fake_runner)
     assert case.verdict.kind == "nonfinite"
-    result = minimize(case, fake_runner, corpus=tmp_path)
+    result = minimized(case, fake_runner, tmp_path)
     assert result.final_ops <= 2 < result.original_ops
 
 

@@ -113,6 +113,20 @@ def test_generic_call_values_must_be_plain_data() -> None:
         Case.from_dict(data)
 
 
+@pytest.mark.parametrize("kwargs, refusal", [
+    ({"dtype": {"dtype": "float32"}, "device": "cpu"}, "device must be an input's"),
+    ({"dtype": {"dtype": "float32"}, "device": {"device_of": 0}, "pin_memory": False}, None),
+])
+def test_a_factory_call_allocates_nothing_until_run_and_takes_its_device_from_an_input(
+        kwargs: dict, refusal: str | None) -> None:
+    data = small_case().to_dict()
+    node = next(n for n in data["graph"]["nodes"] if n["op"] == "tanh")
+    node.update(op="call", attrs={"target": "torch.full", "args": [[1 << 40], 1.0],
+                                  "kwargs": kwargs})
+    with pytest.raises(CaseError, match=refusal or "more than numfuzz runs"):
+        Case.from_dict(data)  # a terabyte of ones is refused while its shape is inferred
+
+
 def test_a_store_of_another_schema_is_refused_with_what_to_do(tmp_path: Path) -> None:
     Store.in_reports(tmp_path).close()
     db = sqlite3.connect(tmp_path / DB_NAME)

@@ -24,6 +24,7 @@ from fuzzer.reduce.minimize import (
     size_key,
 )
 from fuzzer.reduce.repro import write_repro
+from tests.conftest import minimized
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,7 +64,7 @@ def with_verdict(case: Case, runner) -> Case:
 
 def test_planted_int_flip_shrinks_to_erf_then_e8m0(fake_runner, tmp_path):
     case = with_verdict(erf_saturation_case(), fake_runner)
-    result = minimize(case, fake_runner, corpus=tmp_path)
+    result = minimized(case, fake_runner, tmp_path)
     assert result.case.graph.op_names() == ["erf", "e8m0"]
     assert result.final_elements == 1
     assert result.original_ops == 12 and result.final_ops == 2
@@ -78,7 +79,7 @@ def test_planted_int_flip_shrinks_to_erf_then_e8m0(fake_runner, tmp_path):
 def test_planted_nonfinite_shrinks_to_exp(fake_runner, tmp_path):
     case = with_verdict(exp_chain_case(), fake_runner)
     assert case.verdict.kind == "nonfinite"
-    result = minimize(case, fake_runner, corpus=tmp_path)
+    result = minimized(case, fake_runner, tmp_path)
     names = result.case.graph.op_names()
     assert "exp" in names and len(names) <= 2, names
     assert result.final_elements < case.inputs[str(case.graph.input_ids()[0])].numel() * 2
@@ -153,7 +154,7 @@ def _run_repro(path: Path) -> subprocess.CompletedProcess:
 
 def test_repro_file_reproduces_in_a_subprocess(fake_runner, tmp_path):
     case = with_verdict(erf_saturation_case(), fake_runner)
-    result = minimize(case, fake_runner, corpus=tmp_path)
+    result = minimized(case, fake_runner, tmp_path)
     repro = write_repro(result.case, tmp_path / "min")
     text = repro.read_text()
     assert "def model(x0):" in text and "torch.erf(x0)" in text

@@ -12,6 +12,7 @@ import click
 from fuzzer.cli.common import UserError, main, parse_duration, resolve_device, stamped, strict_json
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
+from fuzzer.judge.key import DivergenceKey
 from fuzzer.judge.oracle import Verdict
 
 
@@ -61,12 +62,41 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
     case = load_target(target, seed)
     if device != "case":
         case.device = resolve_device(device)
+    if target.suffix == ".py":
+        _replay_model_file(case, timeout, as_json)
     verdict, outputs = replay_case(case, timeout=timeout)
     if as_json:
         click.echo(strict_json({"case": str(target), "verdict": verdict.to_dict()}))
     else:
         print_verdict(case, verdict, outputs)
     sys.exit(1 if verdict.is_finding else 0)
+
+
+def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
+    """A model file: its own Model judged beside its capture (the graph numfuzz minimizes),
+    saying so when they differ. Exit 1 when the file's own Model diverges."""
+    from fuzzer.execute.workers import Runner
+    from fuzzer.user.capture import verify_capture
+
+    runner = Runner(case.device, timeout=timeout, warmup=case.backend == "inductor")
+    try:
+        check = verify_capture(case, runner)
+    finally:
+        runner.close()
+    own, captured = check.original, check.case.verdict
+    agree = DivergenceKey.of(own) == DivergenceKey.of(captured)
+    if as_json:
+        click.echo(strict_json({"case": case.origin["model_file"], "verdict": own.to_dict(),
+                                "captured_verdict": captured.to_dict(), "same": agree}))
+    else:
+        click.echo(f"Model itself: {own.summary()}")
+        click.echo(f"its capture:  {captured.summary()}")
+        if not agree:
+            click.echo("they differ: Model itself is judged on its outputs alone, the capture "
+                       "also by its heads' distances to their boundaries; minimize and triage "
+                       "work on the capture", err=True)
+        print_verdict(check.case, captured, check.outputs)
+    sys.exit(1 if own.is_finding else 0)
 
 
 # ------------------------------------------------------------------ corpus

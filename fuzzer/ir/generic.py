@@ -11,8 +11,10 @@ A captured model may call ops the grammars never generate (``torch.cumsum``, ``x
 - ``pick``: for ops returning several tensors (``chunk``, ``split``), which one.
 
 Case files are data, never code: a target must be a tensor op PyTorch itself lists as one
-(``torch.overrides``) or an operator from a short table, so a hostile file cannot name
-``torch.save`` or ``os.system``. Shapes and dtypes are inferred by calling the op on meta tensors.
+(``torch.overrides``), a deterministic factory (``FACTORIES``) or an operator from a short
+table, so a hostile file cannot name ``torch.save`` or ``os.system``. Shapes and dtypes are
+inferred by calling the op on meta tensors (factories included: nothing is allocated), and a
+result larger than ``MAX_NUMEL`` elements is refused.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ OPERATORS: dict[str, str] = {
 NAMESPACES = (("torch", "torch"), ("torch.special", "torch.special"),
               ("torch.linalg", "torch.linalg"), ("torch.fft", "torch.fft"),
               ("F", "torch.nn.functional"))  # later entries win: F.conv2d reads best
+MAX_NUMEL = 1 << 28  # elements in one call's result: a file cannot make numfuzz allocate more
+# Deterministic factories: pure functions of plain-data arguments (a model's torch.arange).
+FACTORIES = ("arange", "zeros", "ones", "full", "linspace", "logspace", "eye", "scalar_tensor",
+             "tril_indices", "triu_indices")
 # Overridable, yet not pure tensor computations: never rendered or called.
 DENIED = {"backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad",
           "tolist", "numpy", "item", "data_ptr", "storage", "untyped_storage", "share_memory_",
@@ -65,6 +71,9 @@ def _tables() -> tuple[dict[int, str], dict[str, Callable]]:
         fn = getattr(torch.Tensor, name, None)
         if not name.startswith("_") and name not in DENIED and id(fn) in overridable:
             by_name[f"Tensor.{name}"] = fn
+    for name in FACTORIES:  # no tensor argument, so torch.overrides does not list them
+        by_id[id(getattr(torch, name))] = f"torch.{name}"
+        by_name[f"torch.{name}"] = getattr(torch, name)
     for name in OPERATORS:
         by_id[id(getattr(operator, name))] = f"operator.{name}"
         by_name[f"operator.{name}"] = getattr(operator, name)
@@ -199,6 +208,9 @@ def check_attrs(attrs: dict) -> None:
     for name in kwargs:
         if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
             raise ops.InvalidGraph(f"call keyword {str(name)[:40]!r} is not a name")
+    device = kwargs.get("device")
+    if device is not None and not (isinstance(device, dict) and "device_of" in device):
+        raise ops.InvalidGraph("a call's device must be an input's (device_of), not a name")
     for value in [*args, *kwargs.values()]:
         _check_value(value)
     pick = attrs.get("pick")
@@ -230,7 +242,8 @@ def infer_call(shapes: list[ops.Shape], dtypes: list[str], attrs: dict) -> tuple
     tensors = [torch.empty(s, dtype=ops.torch_dtype(d), device="meta")
                for s, d in zip(shapes, dtypes)]
     try:
-        out = call(attrs, tensors)
+        with torch.device("meta"):  # a factory allocates nothing while its shape is inferred
+            out = call(attrs, tensors)
     except ops.InvalidGraph:
         raise
     except Exception as err:  # the op rejects these shapes/dtypes: an invalid graph
@@ -238,6 +251,9 @@ def infer_call(shapes: list[ops.Shape], dtypes: list[str], attrs: dict) -> tuple
                                f"{str(err).splitlines()[0] if str(err) else ''}") from None
     if not isinstance(out, torch.Tensor):
         raise ops.InvalidGraph(f"{attrs.get('target')} does not return one tensor")
+    if out.numel() > MAX_NUMEL:
+        raise ops.InvalidGraph(f"{attrs.get('target')} makes {out.numel()} elements, more than "
+                               f"numfuzz runs ({MAX_NUMEL})")
     return tuple(out.shape), str(out.dtype).removeprefix("torch.")
 
 

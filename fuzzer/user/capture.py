@@ -8,8 +8,10 @@ Capture goes through Dynamo (the front end the user's divergence came through, s
 ``torch.compile(fullgraph=True)`` accepts is accepted here): its FX graph is at the torch level
 (``F.conv2d``, ``torch.erf``), with parameters and buffers lifted to graph inputs. Each FX node
 becomes a registry op where one renders to the very same call, else a generic ``call`` node
-(``fuzzer.ir.generic``). Calls that read no tensor (``torch.arange(8)``) are evaluated once and kept
-as constant inputs; Python values computed from shapes are specialized, as ``dynamic=False`` does.
+(``fuzzer.ir.generic``). Factories (``torch.arange(8, device=x.device)``) stay calls, so their
+compiled kernels are tested too; random and uninitialized ones (``torch.rand``, ``torch.empty``)
+are evaluated once and kept as constant inputs. Python values computed from shapes are
+specialized, as ``dynamic=False`` does.
 The captured program must give the model's eager outputs bit for bit, or capture refuses.
 """
 
@@ -34,6 +36,8 @@ from fuzzer.judge import oracle
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.oracle import Verdict
 
+# Factories whose values are random or uninitialized: captured as constants, never as calls.
+NOT_PURE_FACTORIES = ("empty", "rand", "normal", "bernoulli", "multinomial", "poisson")
 MULTI = object()  # marks an FX node whose value is a tuple of tensors (chunk, split)
 
 
@@ -214,10 +218,11 @@ class Translator:
         value = self._replay(node)
         reads_tensor = any(n in self.ir for n in node.all_input_nodes)
         if isinstance(value, torch.Tensor):
-            if not reads_tensor:  # a factory: its value is a constant of the program
-                self.constant(node, value, name=node.name)
+            if not reads_tensor and not self._factory(node, value):
+                self.constant(node, value, name=node.name)  # random or uninitialized values
                 return
-            self._emit(node, self._target(node), value)
+            if reads_tensor:
+                self._emit(node, self._target(node), value)
         elif isinstance(value, (tuple, list)) and value and all(
                 isinstance(v, torch.Tensor) for v in value):
             self.concrete[node] = MULTI
@@ -226,6 +231,26 @@ class Translator:
             return  # grad-mode switches and other side effects on no value: nothing to compute
         else:
             self.concrete[node] = value  # sizes, dtypes …: specialized like dynamic=False
+
+    def _factory(self, node: torch.fx.Node, value: torch.Tensor) -> bool:
+        """``torch.arange(n, device=x.device)`` stays a call: its compiled kernel is part of what
+        is tested (a bug in it would vanish were it folded into a constant). Tied to the first
+        input, which gives it its device. Random and uninitialized factories stay constants:
+        their values are not a function of the program."""
+        try:
+            target = self._target(node)
+        except ops.InvalidGraph:
+            return False
+        name = target.rsplit(".", 1)[-1]
+        anchor = next((n for n, nid in self.ir.items()
+                       if self.graph.node(nid)["op"] == "input"), None)
+        if name.startswith(NOT_PURE_FACTORIES) or anchor is None:
+            return False
+        try:
+            self._emit(node, target, value, anchor=anchor)
+        except ops.InvalidGraph:
+            return False
+        return True
 
     def _replay(self, node: torch.fx.Node) -> Any:
         """Run the node on real values (the user's own code, as their file already ran)."""
@@ -284,9 +309,10 @@ class Translator:
         raise ops.InvalidGraph(f"argument {value!r} ({type(value).__name__}) cannot be recorded")
 
     def _emit(self, node: torch.fx.Node, target: str, value: torch.Tensor,
-              pick: int | None = None, source: torch.fx.Node | None = None) -> None:
+              pick: int | None = None, source: torch.fx.Node | None = None,
+              anchor: torch.fx.Node | None = None) -> None:
         call_node = source or node
-        tensor_inputs: list[int] = []
+        tensor_inputs: list[int] = [self.ir[anchor]] if anchor is not None else []
         args = [self._encode(a, tensor_inputs) for a in call_node.args]
         kwargs = {k: self._encode(v, tensor_inputs) for k, v in call_node.kwargs.items()}
         if kwargs.get("inplace") is True:
@@ -515,6 +541,7 @@ class CaptureCheck:
     message: str
     case: Case
     original: Verdict | None = None
+    outputs: dict = field(default_factory=dict)  # the capture's eager/compiled/float64 outputs
 
 
 def verify_capture(case: Case, runner: Any) -> CaptureCheck:
@@ -527,16 +554,16 @@ def verify_capture(case: Case, runner: Any) -> CaptureCheck:
     task = task_for(case, keep_outputs=True)
     task.model_file, task.seed = str(Path(path).resolve()), seed
     original = Verdict.from_dict(runner.run(task)["verdict"])
-    verdict, _ = replay_case(case, runner=runner)
+    verdict, outputs = replay_case(case, runner=runner)
     case.verdict = verdict
     size = f"{len(case.graph)} ops, {generic_ops(case.graph)} generic"
     if not original.is_finding:
         return CaptureCheck(False, f"{path}: Model does not diverge with --seed {seed} on "
                             f"{case.device} ({original.summary()}); nothing to minimize",
-                            case, original)
+                            case, original, outputs)
     if not same_divergence(original, verdict):
         return CaptureCheck(False, f"{path}: Model shows {original.summary()}, but its captured "
                             f"graph ({size}) shows {verdict.summary()}: not the same divergence",
-                            case, original)
+                            case, original, outputs)
     return CaptureCheck(True, f"{path}: captured ({size}); the same divergence as Model itself: "
-                        f"{verdict.kind} in output {verdict.output}", case, original)
+                        f"{verdict.kind} in output {verdict.output}", case, original, outputs)
