@@ -32,7 +32,8 @@ def sample_case() -> Case:
     case, task = campaign.make_case(settings, 1)
     case.inputs = task.draws[1]
     e = torch.tensor([1, 2, 3], dtype=torch.uint8)
-    far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.ones(3, dtype=torch.bool))
+    far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.zeros(3).double(),
+               torch.ones(3, dtype=torch.bool))
     case.verdict = judge([e], [e + 1], [e], [far], [case.graph.outputs[0]])
     case.verdict.draw, case.verdict.magnitude = 1, task.magnitudes[1]
     return case

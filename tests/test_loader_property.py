@@ -55,7 +55,8 @@ def base_case() -> Case:
     case = Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]),
                 config={"emulate_precision_casts": True}, origin={"index": 1})
     e = torch.tensor([1, 2, 3], dtype=torch.int8)
-    far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.ones(3, dtype=torch.bool))
+    far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.zeros(3).double(),
+               torch.ones(3, dtype=torch.bool))
     case.verdict = judge([e], [e + 1], [e.double()], [far], [head])
     return case
 

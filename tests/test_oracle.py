@@ -19,7 +19,8 @@ from fuzzer.judge.oracle import Head, Verdict, judge
 
 def head(ulps: torch.Tensor, strong: bool = True) -> Head:
     """Head evidence for hand-made outputs: these distances, uniformly strong (or weak)."""
-    return Head(torch.zeros_like(ulps), ulps, torch.full(ulps.shape, strong))
+    return Head(torch.zeros_like(ulps), ulps, torch.zeros_like(ulps),
+                torch.full(ulps.shape, strong))
 
 # ---------------------------------------------------------------- judge() on hand-made tensors
 
@@ -39,7 +40,7 @@ def test_uint8_plus_one_is_an_int_flip_with_evidence() -> None:
     assert d["min_ulps"] == d["max_ulps"] == 3.5
     assert d["elements"] == [{"index": [0, 1], "eager": 127, "compiled": 128, "fp64": 127,
                               "regresses": True, "strong": True, "ulps": 3.5,
-                              "head_input_fp64": 0.0}]
+                              "eager_noise_ulps": 0.0, "head_input_fp64": 0.0}]
     summary = verdict.summary()
     assert summary.startswith("int-flip") and "output 0 (uint8)" in summary
     assert "1/4 elements differ" in summary and "3.5..3.5 ulps" in summary
@@ -323,19 +324,36 @@ def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
 
 
 def test_evidence_in_exact_ulps_against_eagers_own_error() -> None:
-    """float32 at 0.5: one ulp is 2**-24 above (nextafter). float64 10 ulps from the boundary
-    with eager 1 ulp off is strong (10 > 4 x 1); 3 ulps is within 4x eager's error: weak; half an
-    ulp is weak even where eager is exact."""
+    """float32 at 0.5: one ulp is 2**-24 above (nextafter). Eager is 1, 1 and 0.5 ulps off, so
+    its noise (the 99th percentile over the tensor) is 1 ulp everywhere. float64 10 ulps from
+    the boundary is strong (10 > 4 x 1); 3 ulps is within 4x eager's noise: weak; half an ulp is
+    weak whatever eager did."""
     from fuzzer.judge import rules
 
     ulp = 2.0 ** -24
     point = torch.full((3,), 0.5, dtype=torch.float64)
     x = point + torch.tensor([10 * ulp, 3 * ulp, 0.5 * ulp], dtype=torch.float64)
     eager = (x + torch.tensor([ulp, ulp, 0.0], dtype=torch.float64)).float()
-    ulps, strong = rules.evidence(x, point, eager, torch.float32)
-    assert ulps.tolist() == [10.0, 3.0, 0.5]
+    ulps, eager_ulps, strong = rules.evidence(x, point, eager, torch.float32)
+    assert ulps.tolist() == [10.0, 3.0, 0.5] and eager_ulps.tolist() == [1.0, 1.0, 1.0]
     assert strong.tolist() == [True, False, False]
     assert float(rules.spacing(torch.tensor([0.5], dtype=torch.float64), torch.float32)) == ulp
+
+
+def test_one_lucky_exact_element_does_not_make_eagers_rounding_precise() -> None:
+    """Eager hit float64 exactly at the flipping element, but is 20 ulps off elsewhere in the
+    same head input: a flip 10 ulps from the boundary is within that noise, so weak."""
+    from fuzzer.judge import rules
+
+    ulp = 2.0 ** -24
+    x = torch.full((200,), 0.5 + 10 * ulp, dtype=torch.float64)
+    eager = (x + 20 * ulp).float()
+    eager[0] = float(x[0])  # the one element that flips: eager exact there
+    ulps, noise, strong = rules.evidence(x, torch.full_like(x, 0.5), eager, torch.float32)
+    assert float(ulps[0]) == 10.0 and float(noise[0]) == 20.0 and not bool(strong[0])
+    alone = rules.evidence(x[:1], torch.full((1,), 0.5, dtype=torch.float64), eager[:1],
+                           torch.float32)
+    assert bool(alone[2][0])  # judged by that element alone it would have looked strong
 
 
 def test_head_evidence_through_the_registrys_boundary_for_sign() -> None:
@@ -346,7 +364,8 @@ def test_head_evidence_through_the_registrys_boundary_for_sign() -> None:
 
     x = torch.tensor([1e-3, -2.0], dtype=torch.float64)
     own = x.to(torch.bfloat16)
-    _, ulps, strong = rules.head_evidence([x], own, ops.sign_boundary, {}, (2,), torch.bfloat16)
+    _, ulps, _, strong = rules.head_evidence([x], own, ops.sign_boundary, {}, (2,),
+                                             torch.bfloat16)
     spacing = rules.spacing(x.abs(), torch.bfloat16)
     assert torch.equal(ulps, x.abs() / spacing)
     assert strong.tolist() == [bool((x.abs() > 4 * (own.double() - x).abs())[i]) for i in range(2)]
@@ -370,8 +389,10 @@ def test_one_far_regressing_element_is_strong_and_a_near_one_is_weak() -> None:
     eager = torch.tensor([10, 20, 30], dtype=torch.uint8)
     compiled = torch.tensor([10, 21, 30], dtype=torch.uint8)
     ref = eager.double()
-    far = Head(torch.zeros(3), torch.full((3,), 40.0).double(), torch.tensor([True] * 3))
-    near = Head(torch.zeros(3), torch.full((3,), 0.3).double(), torch.tensor([False] * 3))
+    far = Head(torch.zeros(3), torch.full((3,), 40.0).double(), torch.zeros(3).double(),
+               torch.tensor([True] * 3))
+    near = Head(torch.zeros(3), torch.full((3,), 0.3).double(), torch.ones(3).double(),
+                torch.tensor([False] * 3))
     assert judge([eager], [compiled], [ref], [far], [0]).kind == "int-flip"
     weak = judge([eager], [compiled], [ref], [near], [0])
     assert weak.kind == "weak-flip" and not weak.is_finding

@@ -38,11 +38,12 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
         if not elements:
             continue
         el = Table(title=f"output {o.output}: differing elements")
-        for col in ("index", "eager", "compiled", "float64", "ulps from boundary"):
+        for col in ("index", "eager", "compiled", "float64", "ulps from boundary",
+                    "eager's noise (ulps)"):
             el.add_column(col)
         for e in elements:
             el.add_row(str(tuple(e["index"])), str(e["eager"]), str(e["compiled"]),
-                       str(e["fp64"]), str(e.get("ulps", "")))
+                       str(e["fp64"]), str(e.get("ulps", "")), str(e.get("eager_noise_ulps", "")))
         console.print(el)
 
 
@@ -125,11 +126,11 @@ def corpus_list(directory: Path, as_json: bool) -> None:
     from rich.table import Table
 
     table = Table(title=f"{directory}: {len(rows)} case files")
-    for col in ("file", "kind", "output", "ops", "dtype", "device", "age"):
+    for col in ("file", "kind", "evidence", "output", "ops", "dtype", "device", "age"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["file"], r["kind"], str(r["output"]), str(r["ops"]), r["dtype"],
-                      r["device"], r["age"])
+        table.add_row(r["file"], r["kind"], r["evidence"], str(r["output"]), str(r["ops"]),
+                      r["dtype"], r["device"], r["age"])
     Console(width=140).print(table)
 
 

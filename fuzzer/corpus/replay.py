@@ -50,13 +50,14 @@ def corpus_rows(directory: Path) -> list[dict]:
         try:
             case = Case.load(path)
         except CaseError as err:
-            rows.append({"file": path.name, "kind": "unreadable", "output": None, "ops": None,
-                         "dtype": "", "device": "", "age": age, "error": str(err)})
+            rows.append({"file": path.name, "kind": "unreadable", "evidence": "", "output": None,
+                         "ops": None, "dtype": "", "device": "", "age": age, "error": str(err)})
             continue
         v = case.verdict
         rows.append({"file": path.name, "kind": v.kind if v else "none",
-                     "output": v.output if v else None, "ops": len(case.graph),
-                     "dtype": case.dtype, "device": case.device, "age": age})
+                     "evidence": v.evidence if v else "", "output": v.output if v else None,
+                     "ops": len(case.graph), "dtype": case.dtype, "device": case.device,
+                     "age": age})
     return rows
 
 

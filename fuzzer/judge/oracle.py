@@ -61,6 +61,12 @@ class Verdict:
         return self.kind in SEVERITY
 
     @property
+    def evidence(self) -> str:
+        """strong, weak or none for a discrete flip (``rules``); empty for other kinds."""
+        out = self.diverging
+        return str(out.details.get("evidence", "")) if out is not None else ""
+
+    @property
     def diverging(self) -> OutputVerdict | None:
         """The record of the output the verdict names, if it has one."""
         if self.output is None or not 0 <= self.output < len(self.outputs):
@@ -184,11 +190,12 @@ def _scalar(t: torch.Tensor) -> Any:
 @dataclass
 class Head:
     """What the graph says about one discrete output's elements: float64's value at the head's
-    input, its distance from the discontinuity in ulps of the working dtype, and whether that
-    distance is strong evidence against eager's own error (``rules.evidence``)."""
+    input, its distance from the discontinuity and eager's own error there in ulps of the working
+    dtype, and whether that distance is strong evidence (``rules.evidence``)."""
 
     x: torch.Tensor
     ulps: torch.Tensor
+    eager_ulps: torch.Tensor  # eager's own error at the head's input, in the same ulps
     strong: torch.Tensor
 
 
@@ -234,6 +241,7 @@ def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tenso
                    "regresses": bool(regress.reshape(-1)[i]), "strong": bool(kept.reshape(-1)[i])}
         if head is not None:
             element["ulps"] = _ulps_value(u[j])
+            element["eager_noise_ulps"] = _ulps_value(head.eager_ulps.reshape(-1)[i])
             element["head_input_fp64"] = _float_value(head.x.reshape(-1)[i])
         elements.append(element)
     details["elements"] = elements

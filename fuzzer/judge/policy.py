@@ -73,7 +73,7 @@ def exact_head(value: torch.Tensor) -> oracle.Head:
     """Evidence for a code computed without floats: every regressing element is strong."""
     shape = value.shape
     return oracle.Head(value.double().cpu(), torch.full(shape, math.inf, dtype=torch.float64),
-                       torch.ones(shape, dtype=torch.bool))
+                       torch.zeros(shape, dtype=torch.float64), torch.ones(shape, dtype=torch.bool))
 
 
 def ordinal(graph: Graph) -> list[bool]:

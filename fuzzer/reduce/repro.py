@@ -71,9 +71,9 @@ def main():
     elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
         fp64, own = trace(*wide), trace(*inputs)
         ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
-        _, ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
-                                        HEAD["attrs"], tuple(e.shape),
-                                        getattr(torch, HEAD["working"]))
+        _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
+                                                  HEAD["attrs"], tuple(e.shape),
+                                                  getattr(torch, HEAD["working"]))
         strong = strong.to(e.device)
     kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY)
     diverged = kind == KEY["kind"]
@@ -91,7 +91,8 @@ def main():
             line = (f"  at {{at}}: eager={{e[at].item()!r}} compiled={{c[at].item()!r}} "
                     f"float64={{r[at].item()!r}}")
             if HEAD not in (None, "exact"):
-                line += f", float64 {{float(ulps[at]):.3g}} ulps from the boundary"
+                line += (f", float64 {{float(ulps[at]):.3g}} ulps from the boundary, "
+                         f"eager's noise {{float(own_ulps[at]):.3g}} ulps")
             print(line)
     return 1 if diverged else 0
 
