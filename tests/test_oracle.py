@@ -412,3 +412,22 @@ def test_nonfinite_rules_against_float64() -> None:
     nan_ref = torch.tensor([nan], dtype=torch.float64)
     assert judge([torch.tensor([0.0])], [torch.tensor([nan])], [nan_ref], [None], [0]).kind == \
         "benign"
+
+
+def test_a_head_fed_by_a_float_step_is_measured_where_the_step_jumps() -> None:
+    """sign(ceil(x)): ceil's output is an integer, always whole ulps from sign's boundary at 0;
+    the flip can only happen where x crosses an integer, so that is where float64 is measured."""
+    from fuzzer.ir import ops
+    from fuzzer.judge import policy
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((3,))
+    step = b.op("ceil", x)
+    b.graph.outputs = [b.op("sign_int8", step)]
+    at, boundary = policy.evidence_source(b.graph, b.graph.outputs[0])
+    assert (at, boundary) == (step, ops.to_int_boundary)
+    values = torch.tensor([-0.9999999, 0.25, 3.0000002], dtype=torch.float64)
+    fp64 = {x: values, step: torch.ceil(values)}
+    (head_,) = policy.heads(b.graph, fp64, {x: values.float(), step: torch.ceil(values).float()})
+    assert torch.allclose(head_.x, values)  # ceil's input, not its integer output
+    assert float(head_.ulps[1]) > 1e6 and float(head_.ulps[0]) < 2

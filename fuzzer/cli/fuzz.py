@@ -23,7 +23,7 @@ from fuzzer.cli.common import (
 )
 from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.workers import default_cuda_workers
-from fuzzer.judge.oracle import POLICIES
+from fuzzer.judge.oracle import COUNTED, POLICIES
 
 
 @main.command()
@@ -137,7 +137,7 @@ class CampaignReport:
             self.log(f"case {outcome.index}: HARNESS ERROR ({v.message})")
         elif v.kind == "skip":
             self.log(f"case {outcome.index}: skipped ({v.message})")
-        elif v.kind in ("weak-flip", "benign"):
+        elif v.kind in COUNTED:
             self.log(f"case {outcome.index}: {v.kind}, not a finding")
         else:
             self.log(f"case {outcome.index}: ok")
@@ -167,6 +167,8 @@ class CampaignReport:
                 counts["cases"] += 1
                 if outcome.verdict.message.startswith(HARNESS_ERROR):
                     counts["harness errors"] += 1
+                if outcome.verdict.kind in COUNTED:
+                    counts[f"{outcome.verdict.kind} (not findings)"] += 1
                 if outcome.verdict.is_finding:
                     counts[outcome.verdict.kind] += 1
                     progress.console.print(f"[red]{outcome.verdict.summary()}[/] -> {outcome.path}")

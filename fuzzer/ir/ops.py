@@ -254,6 +254,11 @@ def compare_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
     return torch.broadcast_to(other, torch.broadcast_shapes(ins[0].shape, other.shape))
 
 
+def round_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
+    """``round(x)`` changes at the half-integers: the nearest one is floor(x) + 0.5."""
+    return torch.floor(ins[0]) + 0.5
+
+
 def to_int_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
     """A float-to-integer conversion truncates: it changes at the integers."""
     return torch.round(ins[0])
@@ -268,7 +273,9 @@ class OpSpec:
 
     ``template`` is a str.format pattern: ``{0}``, ``{1}`` … are the input variables, ``{name}`` an
     attribute rendered as an exact Python literal. ``roles`` names the parameter inputs the grammar
-    must create (after the first input) for ops such as conv2d. ``boundary`` marks a discrete head.
+    must create (after the first input) for ops such as conv2d. ``boundary`` marks a discrete head;
+    ``step`` a float op whose output jumps (floor, ceil, round, sign): a head fed by one flips
+    where the step's own input crosses these points, so the oracle measures there.
     """
 
     name: str
@@ -278,6 +285,7 @@ class OpSpec:
     dtype_rule: Callable[[list[str], dict], str] = float_in_same_out
     category: str = "elementwise"
     boundary: Boundary | None = None
+    step: Boundary | None = None
     attrs: tuple[str, ...] = field(default=())
     raw: tuple[str, ...] = field(default=())  # attrs spliced in as identifiers (dtype names)
     # For ops no template or shape rule can describe (generic calls): arity -1 means any.
@@ -331,13 +339,13 @@ for _name, _template in {
     "log2": "torch.log2({0})",
     "sqrt": "torch.sqrt({0})",
     "rsqrt": "torch.rsqrt({0})",
-    "floor": "torch.floor({0})",
-    "ceil": "torch.ceil({0})",
-    "round": "torch.round({0})",
-    "trunc": "torch.trunc({0})",
-    "sign": "torch.sign({0})",
 }.items():
     unary(_name, _template)
+
+for _name, _step in (("floor", "to_int_boundary"), ("ceil", "to_int_boundary"),
+                     ("trunc", "to_int_boundary"), ("round", "round_boundary"),
+                     ("sign", "sign_boundary")):
+    unary(_name, f"torch.{_name}({{0}})", step=globals()[_step])
 
 unary("gelu", "F.gelu({0}, approximate={approximate})", attrs=("approximate",))
 # An explicit round trip through a narrower float: eager rounds here; a fused kernel may not.

@@ -2,7 +2,8 @@
 
 Questions only the graph can answer, asked of the float64 (and eager) values of every node:
 - how far each element of a discrete head sits from the head's discontinuity (ulps of the working
-  dtype), and whether that is farther than eager's own error there, so a flip can be graded as
+  dtype; measured before any float step such as ceil that feeds the head, where the jump really
+  is), and whether that is farther than eager's own noise there, so a flip can be graded as
   evidence; and whether a head's codes are ordered (nearer is better) or only right or wrong;
 - which elements are undefined: an integer converted from a float64 NaN (C++ leaves the result
   undefined; for an unclamped cast, also from inf or out of the integer's range), and index
@@ -37,30 +38,46 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor],
     a head without a known discontinuity, or values that were not traced."""
     result: list[oracle.Head | None] = []
     for out in graph.outputs:
-        node = graph.node(out)
         source = evidence_source(graph, out)
-        if source == EXACT and out in fp64:
-            result.append(exact_head(fp64[out]))
+        if source == EXACT:
+            result.append(exact_head(fp64[out]) if out in fp64 else None)
             continue
-        if source is None or source == EXACT \
-                or any(i not in fp64 or i not in eager for i in node["inputs"]):
+        if source is None:
+            result.append(None)
+            continue
+        at, boundary = source
+        node = graph.node(at)
+        if any(i not in fp64 or i not in eager for i in node["inputs"]):
             result.append(None)
             continue
         ins = [fp64[i].double().cpu() for i in node["inputs"]]
         working = ops.torch_dtype(graph.node(node["inputs"][0])["dtype"])
         result.append(oracle.Head(*rules.head_evidence(
-            ins, eager[node["inputs"][0]].cpu(), source, node["attrs"], tuple(node["shape"]),
-            working)))
+            ins, eager[node["inputs"][0]].cpu(), boundary, node["attrs"],
+            tuple(graph.node(out)["shape"]), working)))
     return result
 
 
-def evidence_source(graph: Graph, out: int) -> ops.Boundary | str | None:
-    """Where a discrete output's evidence comes from: ``EXACT`` when no float feeds it (integer
-    arithmetic has no rounding noise), else its head's discontinuity, else None."""
+def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | None:
+    """Where a discrete output's evidence is measured: ``EXACT`` when no float feeds it (integer
+    arithmetic has no rounding noise); else the node whose first input is measured and the
+    discontinuity there: the head's own, or, when a one-input head reads a float step
+    (``sign(ceil(x))``), the step's, since the head can only flip where the step jumps; else
+    None."""
     node = graph.node(out)
     if node["dtype"] in ops.DISCRETE_DTYPES and not float_upstream(graph, out):
         return EXACT
-    return boundary_of(graph, node)
+    boundary = boundary_of(graph, node)
+    if boundary is None:
+        return None
+    at = out
+    while len(graph.node(at)["inputs"]) == 1:
+        source = graph.node(graph.node(at)["inputs"][0])
+        spec = ops.REGISTRY.get(source["op"])
+        if spec is None or spec.step is None or len(source["inputs"]) != 1:
+            break
+        at, boundary = graph.node(at)["inputs"][0], spec.step
+    return at, boundary
 
 
 def float_upstream(graph: Graph, node: int) -> bool:

@@ -200,20 +200,20 @@ def _head(case: Case, output: int) -> dict | str | None:
     ``policy.EXACT`` for an output no float feeds."""
     if output >= len(case.graph.outputs):
         return None
-    out = case.graph.outputs[output]
-    node = case.graph.node(out)
-    source = policy.evidence_source(case.graph, out)
+    source = policy.evidence_source(case.graph, case.graph.outputs[output])
     if source is None or source == policy.EXACT:
         return source
+    node = case.graph.node(source[0])
     return {"inputs": list(node["inputs"]), "attrs": dict(node["attrs"]),
             "working": case.graph.node(node["inputs"][0])["dtype"]}
 
 
 def _head_source(case: Case, output: int) -> list[str]:
     """The trace (every node's value, the same body as ``model``) and the head's boundary."""
-    if not isinstance(_head(case, output), dict):
+    source = policy.evidence_source(case.graph, case.graph.outputs[output])
+    if not isinstance(source, tuple):
         return []
-    boundary = policy.boundary_of(case.graph, case.graph.node(case.graph.outputs[output]))
+    boundary = source[1]
     return [render.render_trace_function(case.graph),
             "# The head's discontinuity (fuzzer/ir/ops.py), verbatim.\n"
             + inspect.getsource(boundary).rstrip() + f"\n\n\nBOUNDARY = {boundary.__name__}"]

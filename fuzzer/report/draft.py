@@ -134,10 +134,12 @@ def _values_table(details: dict) -> str:
                                                            "rmse_compiled") if k in details)
         return f"Observed: {extra or 'see the repro output'}."
     with_ulps = any("ulps" in e for e in elements)
-    head = "| index | eager | compiled | float64 |" + (" ulps from boundary |" if with_ulps else "")
-    rule = "|---|---|---|---|" + ("---|" if with_ulps else "")
+    head = "| index | eager | compiled | float64 |" + \
+        (" float64 from the boundary (ulps) | eager's noise (ulps) |" if with_ulps else "")
+    rule = "|---|---|---|---|" + ("---|---|" if with_ulps else "")
     rows = [f"| {tuple(e['index'])} | {e['eager']!r} | {e['compiled']!r} | {e['fp64']!r} |"
-            + (f" {e.get('ulps')} |" if with_ulps else "") for e in elements]
+            + (f" {e.get('ulps')} | {e.get('eager_noise_ulps', '')} |" if with_ulps else "")
+            for e in elements]
     shown = f"{len(elements)} of {details.get('count', len(elements))} differing elements shown"
     return "\n".join([head, rule, *rows, "", f"({shown}, of {details.get('total', '?')}.)"])
 
@@ -172,8 +174,10 @@ def _why(kind: str, details: dict, dtype: str, case: Case) -> list[str]:
                       f"boundary. On {details.get('strong', '?')} of the "
                       f"{details.get('regressing', '?')} elements where compiled is further from "
                       "float64 than eager, float64 sits farther from the boundary than "
-                      f"{rules.STRONG_MARGIN:g}x eager's own error at the head's input (and at "
-                      f"least {rules.STRONG_ULPS:g} ulp): eager's rounding cannot explain them."]
+                      f"{rules.STRONG_MARGIN:g}x the noise eager makes at the head's input (its "
+                      f"error there, or its {rules.NOISE_QUANTILE * 100:g}th-percentile error over "
+                      "that tensor if larger) and "
+                      f"at least {rules.STRONG_ULPS:g} ulp: eager's rounding cannot explain them."]
     return lines
 
 
