@@ -397,8 +397,9 @@ def test_one_far_regressing_element_is_strong_and_a_near_one_is_weak() -> None:
     weak = judge([eager], [compiled], [ref], [near], [0])
     assert weak.kind == "weak-flip" and not weak.is_finding
     assert judge([eager], [compiled], [ref], [near], [0], policy="parity").kind == "parity"
-    two_steps = torch.tensor([10, 22, 30], dtype=torch.uint8)  # no single rounding does that
-    assert judge([eager], [two_steps], [ref], [near], [0]).kind == "int-flip"
+    two_steps = torch.tensor([10, 22, 30], dtype=torch.uint8)
+    assert judge([eager], [two_steps], [ref], [near], [0]).kind == "weak-flip"  # fine scales
+    assert judge([eager], [two_steps], [ref], [None], [0]).kind == "int-flip"  # no head known
 
 
 def test_nonfinite_rules_against_float64() -> None:

@@ -9,12 +9,13 @@ The maintainers' rule is "compiled no worse than eager against float64". Per out
   A regressing element is *strong* evidence when float64's value at the head's input sits
   farther from the head's discontinuity than ``STRONG_MARGIN`` times the noise eager makes there
   (its error ``|x_eager - x_fp64|`` at that element, or the ``NOISE_QUANTILE`` of its errors
-  over the head input if larger) and at least ``STRONG_ULPS`` ulps of the working dtype away, or
-  when an ordinal code is more than one step from both eager's and float64's (no single rounding
-  across one boundary explains that), or when nothing upstream of the output is a float (integer
+  over the head input if larger) and at least ``STRONG_ULPS`` ulps of the working dtype away;
+  every regressing element is strong when nothing upstream of the output is a float (integer
   arithmetic has no rounding noise: the caller passes ``strong`` all true). Otherwise eager's own
-  rounding could have put it on either side, and the flip is ``weak-flip``. With no head
-  information (a user's model judged on its outputs alone) only the step rule applies.
+  rounding could have put it on either side, and the flip is ``weak-flip``. With no head known
+  (a user's model judged on its outputs alone) an ordinal code more than one step from both
+  eager's and float64's is strong. (With a head known, steps prove nothing: a fine int8 scale
+  puts many codes inside one ulp of noise.)
   ``int-flip`` needs one strong element. Under the eager-parity policy (``--policy parity``:
   eager's rounding is the spec) every other discrete mismatch is a ``parity`` finding, its
   elements still classed as regressing or benign;
@@ -98,14 +99,15 @@ def head_evidence(fp64_inputs, eager_input, boundary, attrs, shape, working):
 
 def strong_regressions(eager, compiled, ref, regress, strong=None, ordinal=True):
     """Regressing elements that are strong evidence (see the module docstring): float64 far from
-    the head's discontinuity (``strong``, per element, when the head is known), or an ordinal code
-    more than one step from both eager's and float64's, which no single rounding can explain."""
-    kept = torch.zeros_like(regress) if strong is None else regress & strong
+    the head's discontinuity (``strong``, per element, when the head is known); with no head
+    known, an ordinal code more than one step from both eager's and float64's."""
+    if strong is not None:
+        return regress & strong
     if not ordinal or eager.dtype == torch.bool:
-        return kept
+        return torch.zeros_like(regress)
     ref = ref.to(eager.dtype).long()
     steps = (compiled.long() - eager.long()).abs().minimum((compiled.long() - ref).abs())
-    return kept | (regress & (steps > 1))
+    return regress & (steps > 1)
 
 
 def nonfinite_in_compiled(eager, compiled, ref):
