@@ -18,6 +18,7 @@ from fuzzer.cli import main
 from fuzzer.execute.workers import Runner
 from fuzzer.report.nightly import NightSettings, finding_for, recheck, run_night
 from fuzzer.report.store import Store
+from fuzzer.triage import known
 from fuzzer.triage.attribute import RunnerPool
 from tests import triage_fakes as tf
 
@@ -94,6 +95,23 @@ def test_findings_command_lists_the_store_ranked(recorded):
     assert all(r["kind"] == "int-flip" and r["hits"] == 1 for r in rows)
 
 
+def test_export_writes_an_xfail_test_that_fails_once_the_bug_is_fixed(fake_runner, tmp_path):
+    reports = tmp_path / "reports"
+    with Store.in_reports(reports) as store:
+        sig = record(store, tf.planted_case(BUGGY["fixed"], fake_runner), reports)
+    out = tmp_path / "regressions"
+    result = CliRunner().invoke(main, ["export", "--pytest", str(out), "--reports", str(reports)])
+    assert result.exit_code == 0, result.output
+    module = out / f"numfuzz_{sig}" / f"test_numfuzz_{sig}.py"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    buggy = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert buggy.returncode == 0 and "1 xfailed" in buggy.stdout, buggy.stdout[-1500:]
+    fixed = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                           env={**env, tf.FIXED_ENV: "1"})
+    assert fixed.returncode == 1 and "XPASS(strict)" in fixed.stdout, fixed.stdout[-1500:]
+
+
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     cli = CliRunner()
     missing = cli.invoke(main, ["findings", "--reports", str(tmp_path / "none")])
@@ -147,6 +165,75 @@ def test_night_killed_after_recording_resumes_without_double_counting(fake_runne
     assert "## New findings: 1" in summary.read_text()
 
 
+def _seed_corpus(runner, corpus: Path, backend: str, graphs) -> None:
+    for graph, inputs in graphs:
+        case = tf.judged_case(graph, inputs, backend, runner)
+        assert case.verdict.kind == "int-flip", case.verdict.summary()
+        os.utime(case.save(corpus / case.file_name()), (1_000_000, 1_000_000))
+
+
+def test_one_planted_cause_through_five_graphs_and_heads_is_one_root_cause(fake_runner,
+                                                                          tmp_path):
+    """erf a quarter of the truth, reached through five graphs and five heads: one root cause
+    with five hits and one draft listing every head it was seen through."""
+    reports = tmp_path / "reports"
+    _seed_corpus(fake_runner, reports / "corpus", "tests.fakes:erf_quarter",
+                 tf.erf_through_heads())
+    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=60,
+                             bisect=False, date="2030-01-02", grammar="vision",
+                             dtypes=("float32",), backend="tests.fakes:erf_quarter")
+    pool = RunnerPool({"cpu": fake_runner}, warmup=False)
+    lines: list[str] = []
+    run_night(settings, log=lines.append, pool=pool)
+    with Store.in_reports(reports) as store:
+        causes = [f for f in store.findings() if "erf" in f.op_chain]
+        assert len(causes) == 1, [(f.signature, f.op_chain) for f in store.findings()]
+        (cause,) = causes
+        heads = {head for head, _ in store.sightings(cause.signature)}
+    assert cause.hits >= 5 and {"e8m0", "quant_int8", "gt_scalar", "quant_uint8",
+                                "to_int32"} <= heads, lines
+    text = Path(cause.draft_path).read_text()
+    assert text.count("| `quant_int8` |") == 1 and "gh search issues" in text
+    assert len(drafts_in(reports)) == len(store_findings(reports))  # one draft per cause
+
+
+def store_findings(reports: Path) -> list:
+    with Store.in_reports(reports) as store:
+        return store.findings()
+
+
+def test_two_planted_causes_are_two_and_a_known_cause_is_not_drafted(fake_runner, tmp_path):
+    reports = tmp_path / "reports"
+    erf_cases = tf.erf_through_heads()[:2]
+    _seed_corpus(fake_runner, reports / "corpus", "tests.fakes:erf_quarter", erf_cases)
+    planted = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner, scale=3.0)
+    os.utime(planted.save(reports / "corpus" / planted.file_name()), (1_000_000, 1_000_000))
+    known_file = tmp_path / "known.toml"
+    known_file.write_text('[[known]]\nid = "planted-erf"\nwhat = "known: erf quartered"\n'
+                          'core_any = ["erf"]\n')
+    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=60,
+                             bisect=False, date="2030-01-03", grammar="vision",
+                             dtypes=("float32",), backend="tests.fakes:erf_quarter")
+    pool = RunnerPool({"cpu": fake_runner}, warmup=False)
+    lines: list[str] = []
+    run_night(settings, log=lines.append, pool=pool)
+    causes = {f.signature: f for f in store_findings(reports)}
+    erf = [f for f in causes.values() if "erf" in f.op_chain]
+    other = [f for f in causes.values() if "erf" not in f.op_chain]
+    assert len(erf) == 1 and len(other) >= 1, "\n".join(lines)  # two planted causes: two
+
+    again = tmp_path / "again"
+    _seed_corpus(fake_runner, again / "corpus", "tests.fakes:erf_quarter", erf_cases)
+    settings.reports, settings.date, settings.known_file = again, "2030-01-04", known_file
+    run_night(settings, log=lambda line: None, pool=pool)
+    with Store.in_reports(again) as store:
+        hits = store.known_hits()["planted-erf"]  # the two seeded, and any erf the night found
+        assert hits >= 2 and not [f for f in store.findings() if "erf" in f.op_chain]
+    summary = (again / "2030-01-04" / "SUMMARY.md").read_text()
+    assert f"## Known causes: {hits} hits" in summary and "`planted-erf`" in summary
+    assert not [d for d in drafts_in(again) if "erf" in d.read_text().split("\n", 1)[0]]
+
+
 # ------------------------------------------------------------------ a real night
 
 
@@ -168,9 +255,11 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     reports = tmp_path / "reports"
     corpus = reports / "corpus"
     seeded_case(inductor_runner, (0.5002, 0.25, 0.70001, 0.50003), corpus)
+    no_known = tmp_path / "no-known.toml"  # drafted here; the packaged file is checked below
+    no_known.write_text("")
     settings = NightSettings(reports=reports, device="cpu", cases=1, seed=7, k=2, max_calls=6,
-                             max_findings=1, bisect=False, knobs=("emulate_precision_casts",),
-                             date="2030-01-01", grammar="vision", dtypes=("float32",))
+                             max_findings=1, bisect=False, date="2030-01-01", grammar="vision",
+                             dtypes=("float32",), known_file=no_known)
     pool = RunnerPool({"cpu": inductor_runner})
     lines: list[str] = []
     first = run_night(settings, log=lines.append, pool=pool)
@@ -201,4 +290,10 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     assert "## New findings: 0" in second.read_text()
     assert "## Recurring: 1" in second.read_text()
     assert (night_dir / "SUMMARY-1.md").read_text() == summary
+
+    # With the packaged known causes it is the expected-by-default round trip exactly when this
+    # torch's emulate_precision_casts removes it.
+    with Store.in_reports(reports) as store:
+        entry = known.match(store.cause(finding.signature))
+    assert (entry is not None and entry.id == "fused-low-precision-roundtrip") == emulated
 

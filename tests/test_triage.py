@@ -190,20 +190,35 @@ def test_signature_ignores_node_ids_and_dict_order():
     assert len({signature(case_of(g), ATTRIBUTED) for g in graphs}) == 1
 
 
-def test_signature_ignores_constants_shapes_and_values_but_not_the_bug():
+def test_signature_ignores_constants_shapes_values_dtype_and_head_but_not_the_cause():
     base = signature(case_of(diamond(1)), ATTRIBUTED)
     assert signature(case_of(diamond(2, scale=1e5)), ATTRIBUTED) == base
+    assert signature(case_of(diamond(1, dtype="bfloat16")), ATTRIBUTED) == base
+    swapped = diamond(1)
+    swapped.outputs.reverse()  # the diverging output is now the sign head: the same float core
+    assert signature(case_of(swapped), ATTRIBUTED) == base
     different = [
         signature(case_of(diamond(1), kind="nonfinite"), ATTRIBUTED),
         signature(case_of(diamond(1), device="cuda:1"), ATTRIBUTED),
-        signature(case_of(diamond(1, dtype="bfloat16")), ATTRIBUTED),
         signature(case_of(diamond(1)), Attribution(True, "int-flip", [])),
         signature(case_of(tf.e8m0_graph()), ATTRIBUTED),
     ]
     assert base not in different and len(set(different)) == len(different)
-    swapped = diamond(1)
-    swapped.outputs.reverse()  # the diverging output is now the sign head
-    assert signature(case_of(swapped), ATTRIBUTED) != base
+    assert signature(case_of(diamond(1), kind="parity"), ATTRIBUTED) == base  # one flip family
+
+
+def test_signature_ignores_knobs_outside_the_full_set_and_merges_contained_cores():
+    from fuzzer.triage.signature import same_cause, signature_fields
+
+    extra = Attribution(True, "int-flip", [*ATTRIBUTED.knobs,
+                                           KnobResult("my_private_knob", "vanishes")])
+    assert signature(case_of(diamond(1)), extra) == signature(case_of(diamond(1)), ATTRIBUTED)
+    short = signature_fields(case_of(tf.e8m0_graph()), ATTRIBUTED)
+    long = signature_fields(case_of(diamond(1)), ATTRIBUTED)
+    assert short["core"] == ["mul_scalar"] and long["core"] == ["mul_scalar", "mul_scalar", "sub"]
+    assert same_cause(short, long) and same_cause(long, short)
+    assert not same_cause(short, {**long, "vanishes_with": []})
+    assert not same_cause({**short, "core": ["exp"]}, long)
 
 
 def test_signature_is_the_same_in_another_process(tmp_path):

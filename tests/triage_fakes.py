@@ -133,3 +133,26 @@ def plant_or_raise(gm, example_inputs):
         return planted(*args)
 
     return run
+
+
+def erf_through_heads() -> list[tuple[Graph, dict[str, torch.Tensor]]]:
+    """Five different graphs in which erf feeds five different heads (one of them through a
+    scale): with tests.fakes:erf_quarter they are one root cause, found five ways."""
+    builds = [
+        lambda b, x: b.op("e8m0", b.op("erf", b.op("tanh", x)), eps=1e-30),
+        lambda b, x: b.op("quant_int8", b.op("erf", b.op("relu", x)), scale=0.01,
+                          zero_point=0),
+        lambda b, x: b.op("gt_scalar", b.op("erf", b.op("sigmoid", x)), value=0.5),
+        lambda b, x: b.op("quant_uint8", b.op("erf", b.op("abs", x)), scale=0.02,
+                          zero_point=0),
+        lambda b, x: b.op("to_int32", b.op("mul_scalar", b.op("erf", b.op("exp", x)),
+                                           value=8.0)),
+    ]
+    cases = []
+    for i, build in enumerate(builds):
+        b = Builder(random.Random(i), "float32")
+        x = b.input((2, 8))
+        b.graph.outputs = [build(b, x)]
+        values = torch.linspace(0.3, 2.0, 16).reshape(2, 8) + 0.01 * i
+        cases.append((b.graph, {str(x): values}))
+    return cases

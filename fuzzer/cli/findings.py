@@ -201,3 +201,26 @@ def _print_findings(findings: list, reports: Path) -> None:
         table.add_row(f.signature, f.kind, f.title.removeprefix("[numfuzz] "), f.first_seen,
                       f.last_seen, str(f.hits), rel, status)
     Console(width=160).print(table)
+
+
+# ------------------------------------------------------------------ export
+
+
+@main.command("export")
+@click.option("--pytest", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Write each open root cause as an xfail pytest module under this directory.")
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True)
+def export_command(out: Path, reports: Path) -> None:
+    """Open root causes as regression tests: xfail while the bug is there, failing (strict) once
+    a torch fixes it, which says: close the issue."""
+    from fuzzer.report.export import pytest_module
+    from fuzzer.report.store import DB_NAME, Store
+
+    if not (reports / DB_NAME).is_file():
+        raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
+    with Store.in_reports(reports) as store:
+        findings = [f for f in store.findings(status="open") if f.case_path]
+    for finding in findings:
+        click.echo(f"wrote {pytest_module(finding, out)}")
+    click.echo(f"{len(findings)} open root causes exported; run: python -m pytest {out}")

@@ -240,6 +240,9 @@ def mermaid(case: Case) -> str:
     return "\n".join(lines)
 
 
+MAX_SIGHTINGS = 10  # heads and graphs listed in a draft
+
+
 def gh_command(title: str, path: Path) -> str:
     return (f"gh issue create --repo {REPO} --title {shlex.quote(title)} "
             f"--body-file {shlex.quote(str(path))}")
@@ -248,9 +251,28 @@ def gh_command(title: str, path: Path) -> str:
 # ------------------------------------------------------------------ the draft
 
 
+def search_command(case: Case) -> str:
+    """A ready search of PyTorch's issues for duplicates, by the ops of the minimal graph."""
+    names = dict.fromkeys(ops.label(case.graph.node(n)["op"], case.graph.node(n)["attrs"])
+                          .rsplit(".", 1)[-1] for n in case.graph.op_ids())
+    terms = " ".join(list(names)[:4])
+    return f"gh search issues --repo {REPO} --match title,body {shlex.quote(terms + ' inductor')}"
+
+
+def seen_through(sightings: list[tuple[str, str]]) -> str:
+    """The heads and graphs one root cause was found through (the raw cases, not minimized)."""
+    if not sightings:
+        return "Only the case above."
+    rows = ["| head | graph it was found in |", "|---|---|"]
+    rows += [f"| `{head}` | {graph} |" for head, graph in sightings[:MAX_SIGHTINGS]]
+    if len(sightings) > MAX_SIGHTINGS:
+        rows.append(f"| … | {len(sightings) - MAX_SIGHTINGS} more |")
+    return "\n".join(rows)
+
+
 def render_draft(finding: Finding, case: Case, attribution: Attribution | None,
                  repro_source: str, repro_result: tuple[int | None, str], env_text: str,
-                 path: Path) -> str:
+                 path: Path, sightings: list[tuple[str, str]] | None = None) -> str:
     """The whole draft as Markdown (``path`` is where it will live, for the gh command)."""
     title = finding.title or title_for(case)
     code, output = repro_result
@@ -269,12 +291,16 @@ def render_draft(finding: Finding, case: Case, attribution: Attribution | None,
         ablation(attribution),
         "#### Reliability and frequency",
         reliability(finding),
+        "#### Seen through (one root cause: the same float computation and attribution)",
+        seen_through(sightings or []),
         "#### Minimal graph",
         mermaid(case),
         "### Versions",
         f"```\n{env_text.strip()}\n```",
         "---",
-        f"_{DISCLAIMER}_ To file it after checking:",
+        f"_{DISCLAIMER}_ Search for duplicates first:",
+        f"```\n{search_command(case)}\n```",
+        "To file it after checking:",
         f"```\n{gh_command(title, path)}\n```",
     ]
     return "\n\n".join(parts) + "\n"

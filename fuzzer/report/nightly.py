@@ -16,20 +16,24 @@ Log lines are plain text with a timestamp; the exit status is 0 whenever the nig
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fuzzer.corpus.case import Case, CaseError, versions
 from fuzzer.corpus.files import atomic_write
-from fuzzer.ir.graph import op_chain
+from fuzzer.ir import ops
+from fuzzer.ir.graph import op_chain, readable_chain
 from fuzzer.judge.key import same_divergence
+from fuzzer.judge.oracle import COUNTED, RANK
 from fuzzer.report import draft
 from fuzzer.report.store import Finding, Store, now
+from fuzzer.triage import known
 from fuzzer.triage.attribute import (
     KNOBS,
     Attribution,
@@ -41,9 +45,11 @@ from fuzzer.triage.attribute import (
     run_bisect,
     run_fresh,
 )
-from fuzzer.triage.signature import graph_dtype, signature
+from fuzzer.triage.signature import graph_dtype, same_cause, signature_fields, signature_of
 
 Log = Callable[[str], None]
+KNOB_NAMES = frozenset(k.name for k in KNOBS)
+SUMMARY_RESERVE = 5.0  # seconds of --time kept for writing SUMMARY.md
 
 
 def plain_log(text: str) -> None:
@@ -66,8 +72,10 @@ class NightSettings:
     max_calls: int = 200
     minimize_seconds: float | None = 900
     max_findings: int = 20  # new case files minimized per night; the rest wait for the next
+    max_drafts: int = 5  # new root causes drafted per night, strongest first; the rest wait
+    known_file: Path = known.KNOWN_FILE  # known causes: counted as hits, never drafted
     bisect: bool = True
-    knobs: tuple[str, ...] | None = None  # knob names; None = all of triage.KNOBS
+    knobs: tuple[str, ...] | None = None  # knobs to try besides the full set (signed over)
     date: str | None = None  # default: today (local time)
     timeout: float = 300
     fuzz_share: float = 0.7
@@ -78,7 +86,10 @@ class NightSettings:
         return self.corpus or self.reports / "corpus"
 
     def knob_list(self) -> tuple[Knob, ...]:
-        return KNOBS if self.knobs is None else tuple(knob_named(n) for n in self.knobs)
+        """Every knob, whatever ``knobs`` says: a cause signature is over the full set (``knobs``
+        only names extra ones to show, such as a custom backend's)."""
+        extra = tuple(knob_named(n) for n in self.knobs or () if n not in KNOB_NAMES)
+        return KNOBS + extra
 
 
 @dataclass
@@ -95,9 +106,12 @@ class Night:
     skipped: int = 0
     fuzz_seconds: float = 0.0
     raw_findings: dict = field(default_factory=dict)  # campaign findings by kind
+    raw_counted: dict = field(default_factory=dict)  # weak flips and benign cases: not findings
     found: list[str] = field(default_factory=list)  # case files tonight's campaign reported
     rechecks: list[dict] = field(default_factory=list)
     backlog: int = 0
+    stage_seconds: dict = field(default_factory=dict)  # wall time per stage (resumes add up)
+    drafts_deferred: int = 0
 
     @property
     def id(self) -> str:
@@ -164,21 +178,30 @@ def run_night(settings: NightSettings, log: Log = plain_log,
 
 
 def _stages(ctx: Context) -> Path:
+    """Fuzz, process, drafts, recheck, summary. After fuzzing, every stage shares what is left
+    of ``--time`` and checks the deadline between items, so a night ends within its budget plus
+    the one item in flight; what is left over is picked up by the next night."""
     night, s = ctx.night, ctx.settings
     start = time.monotonic()
     if night.stage == "fuzz":
-        fuzz(ctx)
+        with _timed(ctx, "fuzz"):
+            fuzz(ctx)
         ctx.advance("process")
     if s.seconds is not None:
-        ctx.deadline = time.monotonic() + s.seconds * (1 - s.fuzz_share)
+        left = s.seconds - sum(night.stage_seconds.values())
+        ctx.deadline = time.monotonic() + max(0.0, left - SUMMARY_RESERVE)
     if night.stage == "process":
-        process(ctx)
+        with _timed(ctx, "minimize + triage"):
+            process(ctx)
         ctx.advance("drafts")
     if night.stage == "drafts":
-        write_pending_drafts(ctx)
+        with _timed(ctx, "drafts"):
+            write_pending_drafts(ctx)
         ctx.advance("recheck")
     if night.stage == "recheck":
-        results = recheck(ctx.store, ctx.pool, k=s.k, seen_before=night.started, log=ctx.log)
+        with _timed(ctx, "recheck"):
+            results = recheck(ctx.store, ctx.pool, k=s.k, seen_before=night.started,
+                              log=ctx.log, stop=ctx.out_of_time)
         night.rechecks = [asdict(r) for r in results]
         ctx.advance("summary")
     path = write_summary(ctx)
@@ -186,6 +209,17 @@ def _stages(ctx: Context) -> Path:
     ctx.advance("done")
     ctx.log(f"night {night.id} done in {time.monotonic() - start:.0f}s: {path}")
     return path
+
+
+@contextlib.contextmanager
+def _timed(ctx: Context, stage: str) -> Iterator[None]:
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        seconds = ctx.night.stage_seconds
+        seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - start, 1)
+        ctx.night.save(ctx.directory)
 
 
 # ------------------------------------------------------------------ fuzz
@@ -215,6 +249,8 @@ def fuzz(ctx: Context) -> None:
             counts[v.kind] += 1
             night.found.append(outcome.path.name)
             ctx.log(f"case {outcome.index}: {v.summary()} -> {outcome.path.name}")
+        elif v.kind in COUNTED:
+            night.raw_counted[v.kind] = night.raw_counted.get(v.kind, 0) + 1
         night.raw_findings = dict(counts)
         night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
         night.save(ctx.directory)
@@ -247,7 +283,8 @@ def process(ctx: Context) -> None:
 
 def _process_pass(ctx: Context, fresh: int) -> tuple[int, int]:
     found = set(ctx.night.found)
-    files = sorted(ctx.settings.corpus_dir.glob("*.pt"), key=lambda p: (p.stat().st_mtime, p.name))
+    files = strongest_first(sorted(ctx.settings.corpus_dir.glob("*.pt"),
+                                   key=lambda p: (p.stat().st_mtime, p.name)))
     backlog = 0
     for path in files:
         key = path.name
@@ -264,6 +301,24 @@ def _process_pass(ctx: Context, fresh: int) -> tuple[int, int]:
         fresh += 1
         _process_one(ctx, path, key)
     return fresh, backlog
+
+
+def strongest_first(files: list[Path]) -> list[Path]:
+    """Most severe kind first, then the most strong elements, then oldest (the order given):
+    when the night runs out of time, what is left for tomorrow is the weakest."""
+    def rank(path: Path) -> tuple[int, int]:
+        try:
+            verdict = Case.load(path).verdict
+        except CaseError:
+            return len(RANK), 0
+        if verdict is None:
+            return len(RANK), 0
+        out = verdict.diverging
+        strong = out.details.get("strong", 0) if out is not None else 0
+        return (RANK.index(verdict.kind) if verdict.kind in RANK else len(RANK),
+                -int(strong) if isinstance(strong, int) else 0)
+
+    return sorted(files, key=rank)
 
 
 def _hit_again(ctx: Context, key: str, earlier: Any) -> None:
@@ -296,8 +351,8 @@ def _process_one(ctx: Context, path: Path, key: str) -> None:
         minimized, reliability, note = _minimize(ctx, case)
         if note:
             return _not_reproducible(ctx, key, note)
-        attribution = attribute(minimized, ctx.pool, ctx.settings.knob_list())
-        _record(ctx, key, minimized, attribution, reliability)
+        attribution = attribute(minimized, ctx.pool, ctx.settings.knob_list(), k=ctx.settings.k)
+        _record(ctx, key, minimized, attribution, reliability, sighting(case))
     except Exception as err:  # one bad case must not end the night
         ctx.log(f"{key}: error: {type(err).__name__}: {err}")
         ctx.store.mark_processed(ctx.night.id, key, f"error: {type(err).__name__}: {err}"[:500])
@@ -316,9 +371,13 @@ def _minimize(ctx: Context, case: Case) -> tuple[Case, tuple[int, int] | None, s
     if case.verdict.kind == "timeout":
         return case, None, ""
     s = ctx.settings
+    seconds = s.minimize_seconds
+    if ctx.deadline is not None:  # never past the night's deadline
+        left = max(1.0, ctx.deadline - time.monotonic())
+        seconds = left if seconds is None else min(seconds, left)
     try:
         result = minimize(case, ctx.pool.get(case.device), k=s.k, max_calls=s.max_calls,
-                          seconds=s.minimize_seconds, corpus=s.corpus_dir,
+                          seconds=seconds, corpus=s.corpus_dir,
                           progress=lambda text: ctx.log(f"  minimize: {text}"))
     except NotReproducible as err:
         return case, None, str(err)
@@ -328,11 +387,19 @@ def _minimize(ctx: Context, case: Case) -> tuple[Case, tuple[int, int] | None, s
     return result.case, result.reliability, ""
 
 
+def sighting(case: Case) -> tuple[str, str]:
+    """The head and the graph a raw (not yet minimized) case found its cause through."""
+    verdict = case.verdict
+    node = case.graph.node(verdict.node) if verdict and verdict.node in case.graph.g else None
+    head = ops.label(node["op"], node["attrs"]) if node else (verdict.kind if verdict else "?")
+    return head, readable_chain(case.graph)
+
+
 def finding_for(case: Case, attribution: Attribution | None,
                 reliability: tuple[int, int] | None) -> Finding:
     torch_version, triton_version = _versions()
     return Finding(
-        signature=signature(case, attribution), kind=case.verdict.kind,
+        signature=signature_of(signature_fields(case, attribution)), kind=case.verdict.kind,
         device=case.device.split(":")[0], dtype=graph_dtype(case),
         op_chain=" ".join(op_chain(case.graph)), output=draft.output_label(case.verdict),
         title=draft.title_for(case), summary=case.verdict.summary(),
@@ -342,15 +409,37 @@ def finding_for(case: Case, attribution: Attribution | None,
 
 
 def _record(ctx: Context, key: str, case: Case, attribution: Attribution,
-            reliability: tuple[int, int] | None) -> None:
+            reliability: tuple[int, int] | None, seen: tuple[str, str]) -> None:
+    """A known cause is a hit on its entry; else a hit on the root cause it is (or nearly is,
+    ``same_cause``), or a new one. The smallest repro among a cause's members is kept."""
+    fields = signature_fields(case, attribution)
+    entry = known.match(fields, known.entries(ctx.settings.known_file))
+    if entry is not None:
+        ctx.store.record_known(entry.id, ctx.night.id, key)
+        ctx.log(f"{key}: known cause {entry.id}: {entry.what}")
+        return
     finding = finding_for(case, attribution, reliability)
+    merged = next((f for f in ctx.store.findings() if f.signature != finding.signature
+                   and (c := ctx.store.cause(f.signature)) and same_cause(c, fields)), None)
+    if merged is not None:
+        finding.signature = merged.signature
     case_dir = ctx.settings.reports / "findings" / finding.signature
-    if not (case_dir / "case.pt").exists():
-        case.save(case_dir / "case.pt")
-    finding.case_path = str(case_dir / "case.pt")
-    new = ctx.store.record(finding, night=ctx.night.id, key=key)
+    kept = case_dir / "case.pt"
+    if not kept.exists() or _smaller(case, kept):
+        case.save(kept)
+    finding.case_path = str(kept)
+    new = ctx.store.record(finding, night=ctx.night.id, key=key, cause=fields, sighting=seen)
     ctx.log(f"{key}: {'NEW' if new else 'recurring'} {finding.signature}: {finding.title}; "
             f"{attribution.summary()}")
+
+
+def _smaller(case: Case, kept: Path) -> bool:
+    from fuzzer.reduce.minimize import size_key
+
+    try:
+        return size_key(case) < size_key(Case.load(kept))
+    except CaseError:
+        return True
 
 
 # ------------------------------------------------------------------ drafts
@@ -359,7 +448,16 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution,
 def write_pending_drafts(ctx: Context) -> None:
     """A draft for every open finding that has none yet (new signatures; a killed night's too)."""
     env_file = ctx.directory / "collect_env.txt"
-    for finding in ctx.store.findings(status="open"):
+    written = sum(1 for f in ctx.store.findings() if f.draft_path
+                  and Path(f.draft_path).parent == ctx.directory)
+    pending = [f for f in draft.ranked(ctx.store.findings(status="open"))
+               if f.draft_path is None or not Path(f.draft_path).exists()]
+    for i, finding in enumerate(pending):
+        if written >= ctx.settings.max_drafts or ctx.out_of_time():
+            ctx.night.drafts_deferred = len(pending) - i
+            ctx.log(f"{len(pending) - i} drafts wait for the next night (max drafts / time)")
+            return
+        written += 1
         path = ctx.directory / f"{finding.signature}.md"
         mine = finding.draft_path == str(path) and not path.exists()
         if finding.draft_path is None:
@@ -377,7 +475,8 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path) 
 
     case = Case.load(finding.case_path)
     attribution = Attribution.from_dict(finding.attribution)
-    if ctx.settings.bisect and attribution is not None and attribution.bisect is None:
+    if ctx.settings.bisect and attribution is not None and attribution.bisect is None \
+            and not ctx.out_of_time():
         ctx.log(f"bisecting {finding.signature}")
         attribution.bisect = run_bisect(case)
         ctx.log(f"  bisector: {bisect_summary(attribution.bisect)}")
@@ -388,7 +487,8 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path) 
     ctx.store.update(finding.signature, repro_path=str(repro))
     finding = ctx.store.get(finding.signature)
     text = draft.render_draft(finding, case, attribution, repro.read_text(), result,
-                              draft.collect_env_cached(env_file), path)
+                              draft.collect_env_cached(env_file), path,
+                              ctx.store.sightings(finding.signature))
     draft.write_draft(path, text)
     ctx.log(f"draft {path} ({finding.title})")
     return path
@@ -409,13 +509,18 @@ class Recheck:
 
 
 def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | None = None,
-            log: Log | None = None) -> list[Recheck]:
+            log: Log | None = None, stop: Callable[[], bool] | None = None) -> list[Recheck]:
     """Replay open (and flaky) findings k times on the installed torch: k/k stays open, 0/k with
-    every run clean is fixed (``fixed_in`` = this torch), anything between is flaky."""
+    every run clean is fixed (``fixed_in`` = this torch), anything between is flaky. ``stop``
+    ends it early (the night's deadline); the rest are rechecked another night."""
     results = []
     for finding in store.findings():
         if finding.status == "fixed":
             continue
+        if stop is not None and stop():
+            if log:
+                log("recheck stopped at the deadline")
+            break
         if seen_before is not None and finding.last_seen >= seen_before:
             continue  # seen tonight: it just reproduced
         result = _recheck_one(store, pool, finding, k)
@@ -444,8 +549,8 @@ def _recheck_one(store: Store, pool: RunnerPool, finding: Finding, k: int) -> Re
         result.after = "open"
     elif result.reproduced:
         result.after = "flaky"
-    elif all(v.kind == "ok" for v in verdicts):
-        result.after = "fixed"
+    elif all(not v.is_finding and v.kind != "skip" for v in verdicts):
+        result.after = "fixed"  # ok, or compiled now no worse than eager
     else:
         kinds = ", ".join(sorted({v.kind for v in verdicts}))
         result.message = f"does not reproduce but is not clean either ({kinds}); status kept"
@@ -477,10 +582,43 @@ def summary_text(ctx: Context) -> str:
              f"torch {torch_version}, triton {triton_version}; device {ctx.settings.device}, "
              f"backend {ctx.settings.backend}, seed {night.seed}; started {night.started}, "
              f"summary written {now()}.", "",
-             *_throughput(night), *_new_section(ctx, new), *_recurring_section(recurring),
+             *_throughput(night), *_causes(ctx, new, recurring), *_new_section(ctx, new),
+             *_known_section(ctx, store.known_hits(night.id)), *_recurring_section(recurring),
              *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
-             *_other_section(other, night.backlog)]
+             *_other_section(other, night.backlog, night.drafts_deferred),
+             *_stage_section(ctx)]
     return "\n".join(parts) + "\n"
+
+
+def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[str]:
+    fixed = sum(r["after"] == "fixed" for r in ctx.night.rechecks)
+    known_hits = sum(ctx.store.known_hits(ctx.night.id).values())
+    counted = ", ".join(f"{k}: {n}" for k, n in sorted(ctx.night.raw_counted.items())) or "none"
+    return ["## Root causes", "", "| new | known (not drafted) | recurring | fixed |",
+            "|---|---|---|---|", f"| {len(new)} | {known_hits} hits | {len(recurring)} | "
+            f"{fixed} |", "", f"Not findings (counted, not saved): {counted}.", ""]
+
+
+def _known_section(ctx: Context, hits: dict[str, int]) -> list[str]:
+    lines = [f"## Known causes: {sum(hits.values())} hits", ""]
+    if not hits:
+        return lines + ["None tonight.", ""]
+    entries = {e.id: e for e in known.entries(ctx.settings.known_file)}
+    lines += ["| known cause | hits | what upstream says |", "|---|---|---|"]
+    for entry_id, n in hits.items():
+        entry = entries.get(entry_id)
+        what = f"{entry.what} ({', '.join(entry.urls)})" if entry else ""
+        lines.append(f"| `{entry_id}` | {n} | {what} |")
+    return lines + [""]
+
+
+def _stage_section(ctx: Context) -> list[str]:
+    s, seconds = ctx.settings, ctx.night.stage_seconds
+    budget = f"{s.seconds:.0f}s" if s.seconds is not None else "none"
+    lines = [f"## Time per stage (budget {budget}; fuzzing gets {s.fuzz_share:.0%})", "",
+             "| stage | seconds |", "|---|---|"]
+    lines += [f"| {stage} | {t:.0f} |" for stage, t in seconds.items()]
+    return lines + [f"| total | {sum(seconds.values()):.0f} |", ""]
 
 
 def _throughput(night: Night) -> list[str]:
@@ -539,9 +677,12 @@ def _crash_section(night: Night, findings: list[Finding]) -> list[str]:
     return lines + [""]
 
 
-def _other_section(other: list[Any], backlog: int) -> list[str]:
+def _other_section(other: list[Any], backlog: int, deferred: int) -> list[str]:
+    other = [r for r in other if not r["outcome"].startswith("known: ")]
     lines = [f"## Not reproducible, errors, skipped: {len(other)}", ""]
     lines += [f"- {r['key']}: {r['outcome']}" for r in other]
     if backlog:
         lines += ["", f"{backlog} case files wait for the next night (max findings / time)."]
+    if deferred:
+        lines += ["", f"{deferred} drafts wait for the next night (max drafts / time)."]
     return lines + [""]

@@ -5,9 +5,12 @@ mode with a busy timeout, and every change is one short ``BEGIN IMMEDIATE`` tran
 queue, readers never block). ``synchronous=FULL`` and SQLite's journal mean a process killed with
 SIGKILL loses at most the transaction it was in the middle of, never a committed row.
 
-Tables: ``findings`` (the bug: signature, kind, first/last seen, hits, reliability, status,
-fixed_in, paths, attribution), ``versions_seen`` (which torch/triton builds saw it), and
-``processed`` (which case files each night has dealt with, for resuming a killed night).
+Tables: ``findings`` (one root cause: signature, kind, first/last seen, hits, reliability,
+status, fixed_in, paths, attribution), ``causes`` (its signature fields, for merging near
+matches), ``sightings`` (the heads and graphs it was found through), ``versions_seen`` (which
+torch/triton builds saw it), ``known_hits`` (causes matched to ``fuzzer/known.toml``, not
+drafted) and ``processed`` (which case files each night has dealt with, for resuming a killed
+night). Tables added since schema version 1 are created on open; older stores gain them.
 """
 
 from __future__ import annotations
@@ -67,6 +70,24 @@ CREATE TABLE IF NOT EXISTS processed (
     PRIMARY KEY (night, key)
 );
 CREATE INDEX IF NOT EXISTS processed_key ON processed (key);
+CREATE TABLE IF NOT EXISTS causes (
+    signature TEXT PRIMARY KEY REFERENCES findings(signature),
+    fields    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sightings (
+    signature TEXT NOT NULL,
+    head      TEXT NOT NULL,
+    graph     TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    PRIMARY KEY (signature, head, graph)
+);
+CREATE TABLE IF NOT EXISTS known_hits (
+    entry TEXT NOT NULL,
+    night TEXT NOT NULL,
+    key   TEXT NOT NULL,
+    at    TEXT NOT NULL,
+    PRIMARY KEY (entry, night, key)
+);
 """
 
 
@@ -176,15 +197,26 @@ class Store:
     # ------------------------------------------------------------ writing
 
     def record(self, finding: Finding, *, night: str | None = None, key: str | None = None,
-               seen: str | None = None) -> bool:
+               seen: str | None = None, cause: dict | None = None,
+               sighting: tuple[str, str] | None = None) -> bool:
         """One sighting: a new row (returns True) or a hit on an existing one. When ``night`` and
         ``key`` are given, the case file is marked processed in the same transaction, so a killed
-        night neither loses the hit nor counts it twice."""
+        night neither loses the hit nor counts it twice. ``cause``: the signature's fields (kept
+        from the first sighting); ``sighting``: the head and graph it was found through."""
         seen = seen or now()
         with self.transaction() as db:
             new = self._upsert(db, finding, seen)
             db.execute("INSERT OR IGNORE INTO versions_seen VALUES (?, ?, ?, ?)",
                        (finding.signature, finding.torch, finding.triton, seen))
+            if cause is not None:  # the smallest core among the members names the cause
+                row = db.execute("SELECT fields FROM causes WHERE signature = ?",
+                                 (finding.signature,)).fetchone()
+                if row is None or len(cause["core"]) < len(json.loads(row[0])["core"]):
+                    db.execute("INSERT OR REPLACE INTO causes VALUES (?, ?)",
+                               (finding.signature, json.dumps(cause, sort_keys=True)))
+            if sighting is not None:
+                db.execute("INSERT OR IGNORE INTO sightings VALUES (?, ?, ?, ?)",
+                           (finding.signature, *sighting, seen))
             if night is not None and key is not None:
                 db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
                            (night, key, finding.signature, "new" if new else "recurring", seen))
@@ -243,6 +275,15 @@ class Store:
                                 "draft_path IS NULL", (path, signature))
         return cursor.rowcount == 1
 
+    def record_known(self, entry: str, night: str, key: str) -> None:
+        """A case whose cause is already known (``fuzzer/known.toml``): a hit on the entry."""
+        seen = now()
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO known_hits VALUES (?, ?, ?, ?)",
+                       (entry, night, key, seen))
+            db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
+                       (night, key, None, f"known: {entry}", seen))
+
     def mark_processed(self, night: str, key: str, outcome: str,
                        signature: str | None = None) -> None:
         with self.transaction() as db:
@@ -271,6 +312,23 @@ class Store:
         data["attribution"] = json.loads(data["attribution"] or "{}")
         data["versions"] = [(v["torch"], v["triton"]) for v in versions]
         return Finding(**data)
+
+    def cause(self, signature: str) -> dict | None:
+        row = self.db.execute("SELECT fields FROM causes WHERE signature = ?",
+                              (signature,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def sightings(self, signature: str) -> list[tuple[str, str]]:
+        return [(r["head"], r["graph"]) for r in self.db.execute(
+            "SELECT head, graph FROM sightings WHERE signature = ? ORDER BY first_seen",
+            (signature,))]
+
+    def known_hits(self, night: str | None = None) -> dict[str, int]:
+        """Hits per known entry (tonight's, or all)."""
+        query = "SELECT entry, count(*) FROM known_hits" + (" WHERE night = ?" if night else "")
+        rows = self.db.execute(query + " GROUP BY entry ORDER BY entry",
+                               (night,) if night else ())
+        return {entry: n for entry, n in rows}
 
     def processed(self, night: str, key: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM processed WHERE night = ? AND key = ?",

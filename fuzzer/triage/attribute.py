@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from fuzzer.judge.key import same_divergence
 from fuzzer.judge.oracle import Verdict
 
 FRESH = {"force_disable_caches": True}
-OUTCOMES = ("vanishes", "persists", "changes", "error", "n/a")
+OUTCOMES = ("vanishes", "persists", "changes", "error", "unstable", "n/a")
 
 
 @dataclass(frozen=True)
@@ -97,13 +98,13 @@ HARNESS_FAILURES = ("worker exited", "worker did not start", HARNESS_ERROR)
 
 
 def outcome_of(target: Verdict, verdict: Verdict) -> str:
+    """What a knob did: the same divergence, none left (ok, benign or weak: not a finding),
+    another one, or a run that says nothing (a skip or a harness failure)."""
     if same_divergence(target, verdict):
         return "persists"
-    if verdict.kind == "ok":
-        return "vanishes"
-    if not verdict.is_finding or verdict.message.startswith(HARNESS_FAILURES):
+    if verdict.kind == "skip" or verdict.message.startswith(HARNESS_FAILURES):
         return "error"
-    return "changes"
+    return "changes" if verdict.is_finding else "vanishes"
 
 
 # ------------------------------------------------------------------ results
@@ -213,8 +214,10 @@ def run_fresh(runner: Runner, case: Case, config: dict | None = None,
     return Verdict.from_dict(runner.run(fresh_task(case, config, backend))["verdict"])
 
 
-def flip(case: Case, knob: Knob, pool: RunnerPool) -> KnobResult:
-    """Run the case once with ``knob`` flipped and say what became of the divergence."""
+def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
+    """Run the case with ``knob`` flipped, up to k fresh times, and say what became of the
+    divergence: the outcome most runs agree on (stopping once one has a majority), else
+    ``unstable``."""
     if not knob.applies(case.device):
         return KnobResult(knob.name, "n/a", f"does not act on {device_type(case.device)}")
     absent = inductor_options.missing(knob.config)
@@ -222,14 +225,20 @@ def flip(case: Case, knob: Knob, pool: RunnerPool) -> KnobResult:
         return KnobResult(knob.name, "n/a", f"not in this torch ({', '.join(absent)})")
     start = time.monotonic()
     runner = pool.get(case.device, knob.env)
-    verdict = run_fresh(runner, case, knob.config, knob.backend)
-    return KnobResult(knob.name, outcome_of(case.verdict, verdict), verdict.summary(),
+    seen: Counter = Counter()
+    verdict = None
+    while sum(seen.values()) < k and (not seen or seen.most_common(1)[0][1] <= k // 2):
+        verdict = run_fresh(runner, case, knob.config, knob.backend)
+        seen[outcome_of(case.verdict, verdict)] += 1
+    outcome, votes = seen.most_common(1)[0]
+    return KnobResult(knob.name, outcome if votes > k // 2 else "unstable", verdict.summary(),
                       round(time.monotonic() - start, 2))
 
 
 def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
-              progress: Callable[[str], None] | None = None) -> Attribution:
-    """Baseline in a fresh compile, then every knob; knobs are skipped if the baseline is gone."""
+              progress: Callable[[str], None] | None = None, k: int = 1) -> Attribution:
+    """Baseline in a fresh compile, then every knob (``flip``, k runs each); knobs are skipped if
+    the baseline is gone."""
     say = progress or (lambda text: None)
     start = time.monotonic()
     if case.verdict is None or not case.verdict.is_finding:
@@ -240,7 +249,7 @@ def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
     attribution = Attribution(same_divergence(case.verdict, base), base.summary())
     if attribution.reproduces:
         for knob in knobs:
-            result = flip(case, knob, pool)
+            result = flip(case, knob, pool, k)
             say(f"knob {knob.name}: {result.outcome}")
             attribution.knobs.append(result)
     attribution.seconds = round(time.monotonic() - start, 1)

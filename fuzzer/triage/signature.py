@@ -1,8 +1,26 @@
-"""A bug's signature: what stays the same when the same bug is found twice.
+"""A root cause's signature: what stays the same when one bug is found again, through another
+generated graph, another head, another budget or another ``--knobs`` list.
 
-It keys on kind, device type, backend, dtype, the graph's canonical op chain (and which output
-diverged) and the set of knobs that make the divergence vanish; it is independent of node ids,
-constants, shapes and input values.
+The fields (``signature_fields``):
+- ``family``: the kind's family. Every discrete head is one family (``flip``): the head is the
+  amplifier, not the cause, so a quantize and a ``gt`` fed by the same wrong value are one bug;
+- ``device``: the device type (``cpu``, ``cuda``), never the GPU model; ``backend``: the compiler
+  (Inductor, or a custom one);
+- ``core``: the float computation feeding the diverging output, as op labels in canonical order
+  (``float_core``): the head, any float step before it (ceil, round, sign) and integer
+  post-processing are cut off; constants, shapes, dtypes, node ids and input values never enter;
+- ``vanishes_with``: the knobs of the full set (``triage.attribute.KNOBS``) that make it vanish,
+  each decided by a majority of k fresh runs (``attribute``), whatever ``--knobs`` a user passed;
+- ``error``: for crashes and timeouts, the exception type and the innermost torch frames.
+
+The bisector's culprit is recorded with a finding and shown in its draft, but it is not hashed:
+it is only run for new causes (minutes each, ``--no-bisect`` skips it), its application numbers
+depend on the graph, and on the CPU the knob that makes a cause vanish names the same subsystem.
+
+Near matches merge (``same_cause``): two causes with the same family, device, vanishing knobs and
+error are one when one core's ops are a subsequence of the other's (a minimizer that stopped early
+leaves a longer core around the same culprit); the smaller core names the cause. An empty core
+(the head's own kernel is wrong) only matches another empty one.
 """
 
 from __future__ import annotations
@@ -10,10 +28,19 @@ from __future__ import annotations
 import hashlib
 import json
 
+import networkx as nx
+
 from fuzzer.corpus.case import Case
-from fuzzer.ir.graph import canonical_order, op_chain
-from fuzzer.judge.key import error_type
-from fuzzer.triage.attribute import Attribution, device_type
+from fuzzer.ir import ops
+from fuzzer.ir.graph import canonical_order
+from fuzzer.judge import policy
+from fuzzer.judge.key import RAISED, error_type
+from fuzzer.triage.attribute import KNOBS, Attribution, device_type
+
+FAMILY = {"int-flip": "flip", "parity": "flip", "weak-flip": "flip", "nonfinite": "nonfinite",
+          "hidden-nonfinite": "nonfinite", "accuracy": "accuracy", "meta": "meta",
+          "crash": "crash", "timeout": "timeout"}
+FULL_SET = frozenset(k.name for k in KNOBS)
 
 
 def graph_dtype(case: Case) -> str:
@@ -23,24 +50,53 @@ def graph_dtype(case: Case) -> str:
     return "+".join(found) or case.dtype
 
 
+def float_core(case: Case) -> list[str]:
+    """The op labels, in canonical order, of what computes the float value the diverging head
+    reads (for a float output, of what computes the output)."""
+    graph, verdict = case.graph, case.verdict
+    node = verdict.node if verdict is not None and verdict.node in graph.g else None
+    if node is None:
+        return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
+                for n in canonical_order(graph) if graph.node(n)["op"] != "input"]
+    source = policy.evidence_source(graph, node)
+    if isinstance(source, tuple):  # a discrete head: its float input is where the cause ends
+        node = graph.node(source[0])["inputs"][0]
+    keep = nx.ancestors(graph.g, node) | {node}
+    return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
+            for n in canonical_order(graph) if n in keep and graph.node(n)["op"] != "input"]
+
+
 def signature_fields(case: Case, attribution: Attribution | None) -> dict:
     verdict = case.verdict
-    order = canonical_order(case.graph)
+    kind = verdict.kind if verdict else "none"
     fields: dict = {
-        "kind": verdict.kind if verdict else "none",
+        "family": FAMILY.get(kind, kind),
         "device": device_type(case.device),
         "backend": case.backend,
-        "dtype": graph_dtype(case),
-        "ops": op_chain(case.graph),
-        "output": order.index(verdict.node) if verdict and verdict.node in order else None,
-        "vanishes_with": attribution.vanishing() if attribution else [],
+        "core": float_core(case),
+        "vanishes_with": sorted(set(attribution.vanishing()) & FULL_SET) if attribution else [],
     }
-    if verdict and verdict.kind in ("crash", "timeout"):
-        fields["error"] = error_type(verdict.message)
+    if verdict and kind in RAISED:
+        fields["error"] = [error_type(verdict.message), *verdict.frames]
     return fields
 
 
-def signature(case: Case, attribution: Attribution | None) -> str:
-    """16 hex digits over ``signature_fields``: equal for the same bug found twice."""
-    text = json.dumps(signature_fields(case, attribution), sort_keys=True)
+def signature_of(fields: dict) -> str:
+    """16 hex digits over the fields: equal for the same cause found twice."""
+    text = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def signature(case: Case, attribution: Attribution | None) -> str:
+    return signature_of(signature_fields(case, attribution))
+
+
+def same_cause(a: dict, b: dict) -> bool:
+    """One root cause: equal fields, or equal but for one core being a subsequence of the other."""
+    if {k: v for k, v in a.items() if k != "core"} != {k: v for k, v in b.items() if k != "core"}:
+        return False
+    short, long = sorted((a["core"], b["core"]), key=len)
+    if not short:  # a head whose own kernel is wrong: no float computation to share
+        return not long
+    rest = iter(long)
+    return all(op in rest for op in short)

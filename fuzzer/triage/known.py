@@ -1,0 +1,84 @@
+"""Known root causes: ``fuzzer/known.toml`` matched against a cause's signature fields.
+
+A cause that matches an entry is already known upstream (a bug with an issue, or behaviour that
+is expected by default): the nightly counts it as a hit on the entry instead of drafting it.
+The file's header documents the conditions; every condition an entry sets must hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import torch
+
+from fuzzer.errors import InputError
+
+KNOWN_FILE = Path(__file__).resolve().parent.parent / "known.toml"
+CONDITIONS = ("family", "device", "vanishes_with", "core_any", "core_all", "torch")
+
+
+@dataclass(frozen=True)
+class Known:
+    id: str
+    what: str
+    urls: tuple[str, ...] = ()
+    family: tuple[str, ...] = ()
+    device: str = ""
+    vanishes_with: tuple[str, ...] = ()
+    core_any: tuple[str, ...] = ()
+    core_all: tuple[str, ...] = ()
+    torch: str = ""
+
+    def matches(self, fields: dict, version: str | None = None) -> bool:
+        core = set(fields.get("core", []))
+        return all((
+            not self.family or fields.get("family") in self.family,
+            not self.device or fields.get("device") == self.device,
+            set(self.vanishes_with) <= set(fields.get("vanishes_with", [])),
+            not self.core_any or bool(core & set(self.core_any)),
+            set(self.core_all) <= core,
+            applies_to(self.torch, version or str(torch.__version__)),
+        ))
+
+
+def applies_to(spec: str, version: str) -> bool:
+    """``">=2.5,<2.14"`` against a torch version (torch's own version comparison)."""
+    have = torch.torch_version.TorchVersion(version.split("+")[0])
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        op = next(o for o in (">=", "<=", "==", ">", "<") if part.startswith(o)) \
+            if part[0] in "<>=" else "=="
+        want = part.removeprefix(op).strip()
+        if not {">=": have >= want, "<=": have <= want, "==": have == want, ">": have > want,
+                "<": have < want}[op]:
+            return False
+    return True
+
+
+@cache
+def entries(path: Path = KNOWN_FILE) -> tuple[Known, ...]:
+    """The entries of ``path``; InputError (one line) on a malformed file."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: no TOML reader in the standard library
+        return ()
+    try:
+        data = tomllib.loads(path.read_text())
+        found = []
+        for raw in data.get("known", []):
+            values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+            if isinstance(values.get("family"), str):
+                values["family"] = (values["family"],)
+            found.append(Known(**values))
+        return tuple(found)
+    except (OSError, ValueError, TypeError) as err:
+        raise InputError(f"{path}: not a valid known-issues file: {err}") from None
+
+
+def match(fields: dict, known: tuple[Known, ...] | None = None) -> Known | None:
+    """The first entry the cause matches, if any."""
+    for entry in entries() if known is None else known:
+        if entry.matches(fields):
+            return entry
+    return None
