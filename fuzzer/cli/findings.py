@@ -121,16 +121,23 @@ def _print_attribution(case: Any, attribution: Any, sig: str) -> None:
               help="Minimizer oracle calls per finding.")
 @click.option("--max-findings", type=click.IntRange(min=0), default=20, show_default=True,
               help="New case files minimized per night; the rest wait for the next.")
-@click.option("--knobs", help="Comma-separated knob names (default: all).")
+@click.option("--knobs", help="Comma-separated knob names to try besides the full set, which "
+                              "every cause signature is taken over.")
 @click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector for new findings.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--timeout", type=float, default=300, show_default=True)
 @click.option("--policy", type=click.Choice(POLICIES), default="float64", show_default=True,
               help="What the night's campaign judges discrete flips against (see run --help).")
+@click.option("--max-drafts", type=click.IntRange(min=0), default=5, show_default=True,
+              help="New root causes drafted per night, strongest first; the rest wait.")
+@click.option("--known", "known_file", type=click.Path(dir_okay=False, exists=True,
+                                                       path_type=Path),
+              help="Known causes (TOML, see fuzzer/known.toml, the default): hits, not drafts.")
 def nightly_command(device: str, duration: str | None, cases: int | None, reports: Path,
                     corpus: Path | None, seed: int | None, backend: str, grammar: str, k: int,
                     max_calls: int, max_findings: int, knobs: str | None, no_bisect: bool,
-                    workers: int, timeout: float, policy: str) -> None:
+                    workers: int, timeout: float, policy: str, max_drafts: int,
+                    known_file: Path | None) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
     from fuzzer.report.nightly import NightSettings, plain_log, run_night
 
@@ -143,8 +150,13 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                              grammar=grammar, k=k, max_calls=max_calls,
                              max_findings=max_findings, bisect=not no_bisect,
                              knobs=_knobs(knobs), workers=workers, timeout=timeout,
-                             policy=policy,
+                             policy=policy, max_drafts=max_drafts,
                              minimize_seconds=None if seconds is None else seconds * 0.1)
+    if known_file is not None:
+        from fuzzer.triage.known import entries
+
+        entries(known_file)  # a malformed file is one line and exit 2 now, not at dawn
+        settings.known_file = known_file
     path = run_night(settings, log=plain_log)
     click.echo(f"summary: {path}")
     sys.exit(0)
