@@ -432,3 +432,9 @@ def test_a_head_fed_by_a_float_step_is_measured_where_the_step_jumps() -> None:
     (head_,) = policy.heads(b.graph, fp64, {x: values.float(), step: torch.ceil(values).float()})
     assert torch.allclose(head_.x, values)  # ceil's input, not its integer output
     assert float(head_.ulps[1]) > 1e6 and float(head_.ulps[0]) < 2
+    divided = b.op("truncdiv_scalar", x, value=0.3)
+    b.graph.outputs = [b.op("e8m0", divided, eps=1e-12)]
+    assert policy.evidence_source(b.graph, b.graph.outputs[0]) == (divided,
+                                                                   ops.multiple_boundary)
+    assert float(ops.multiple_boundary([torch.tensor([0.62], dtype=torch.float64)],
+                                       {"value": 0.3})[0]) == 0.6

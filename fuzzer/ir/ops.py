@@ -259,6 +259,11 @@ def round_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
     return torch.floor(ins[0]) + 0.5
 
 
+def multiple_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
+    """``x // value`` (floor or trunc) changes where x crosses a multiple of value."""
+    return torch.round(ins[0] / attrs["value"]) * attrs["value"]
+
+
 def to_int_boundary(ins: list[torch.Tensor], attrs: dict) -> torch.Tensor:
     """A float-to-integer conversion truncates: it changes at the integers."""
     return torch.round(ins[0])
@@ -353,8 +358,10 @@ unary("cast_roundtrip", "{0}.to(torch.{to}).to({0}.dtype)", attrs=("to",), raw=(
 unary("mul_scalar", "{0} * {value}", attrs=("value",))
 unary("div_scalar", "{0} / {value}", attrs=("value",))
 unary("add_scalar", "{0} + {value}", attrs=("value",))
-unary("floordiv_scalar", "torch.div({0}, {value}, rounding_mode='floor')", attrs=("value",))
-unary("truncdiv_scalar", "torch.div({0}, {value}, rounding_mode='trunc')", attrs=("value",))
+unary("floordiv_scalar", "torch.div({0}, {value}, rounding_mode='floor')", attrs=("value",),
+      step=multiple_boundary)
+unary("truncdiv_scalar", "torch.div({0}, {value}, rounding_mode='trunc')", attrs=("value",),
+      step=multiple_boundary)
 unary("clamp", "torch.clamp({0}, {lo}, {hi})", attrs=("lo", "hi"))
 
 for _name, _template in {

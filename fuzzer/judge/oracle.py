@@ -190,12 +190,12 @@ def _scalar(t: torch.Tensor) -> Any:
 @dataclass
 class Head:
     """What the graph says about one discrete output's elements: float64's value at the head's
-    input, its distance from the discontinuity and eager's own error there in ulps of the working
-    dtype, and whether that distance is strong evidence (``rules.evidence``)."""
+    input, its distance from the discontinuity and the noise eager makes there in ulps of the
+    working dtype, and whether that distance is strong evidence (``rules.evidence``)."""
 
     x: torch.Tensor
     ulps: torch.Tensor
-    eager_ulps: torch.Tensor  # eager's own error at the head's input, in the same ulps
+    eager_ulps: torch.Tensor  # eager's noise at the head's input (rules.evidence), same ulps
     strong: torch.Tensor
 
 
