@@ -1,8 +1,10 @@
 """One real CPU campaign with Inductor, end to end, and a replay of what it found.
 
 Kept small on purpose: one campaign worker (pays the ~15 s first compile once) plus the shared
-``inductor_runner`` for the replay. Seed 0's first five cases hold real findings on torch 2.13.0+cpu
-(an int32 head and a bfloat16 int8 head whose values flip under Inductor's C++ kernels).
+``inductor_runner`` for the replay. Seed 0's first five cases differ between eager and Inductor on
+torch 2.13.0+cpu, but by the float64 rule only as weak flips and benign differences; which kinds
+appear depends on the torch installed, so the campaign keeps them all (``keep_benign``) and the
+tests check that what it saved and what a replay sees agree, not a fixed outcome.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ CASES = 5
 def real_campaign(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("e2e") / "corpus"
     settings = campaign.Settings(out=out, device="cpu", cases=CASES, seed=0, backend="inductor",
-                                 draws=4, timeout=300)
+                                 draws=4, timeout=300, keep_benign=True)
     outcomes: list[campaign.Outcome] = []
     summary = campaign.run_campaign(settings, on_outcome=outcomes.append)
     return out, summary, outcomes
@@ -37,22 +39,24 @@ def test_real_campaign_completes_and_saves_its_findings(real_campaign) -> None:
     assert sorted(o.index for o in outcomes) == list(range(CASES))
     kinds = [o.verdict.kind for o in outcomes]
     assert "crash" not in kinds and "timeout" not in kinds, [o.verdict.message for o in outcomes]
-    assert sum(summary.findings.values()) >= 1, kinds  # real divergences, not planted ones
-    assert summary.findings.keys() <= {"nonfinite", "int-flip", "accuracy", "eager-nonfinite"}
+    assert set(summary.findings) <= {"nonfinite", "int-flip", "hidden-nonfinite", "meta",
+                                     "accuracy"}
     saved = sorted(out.glob("*.pt"))
-    assert len(saved) == sum(summary.findings.values())
-    for outcome in outcomes:
-        if outcome.verdict.is_finding:
-            case = Case.load(outcome.path)
-            assert case.verdict == outcome.verdict
-            assert case.backend == "inductor" and case.origin["index"] == outcome.index
+    kept = [o for o in outcomes if o.path is not None]
+    assert len(saved) == len(kept) == sum(summary.findings.values()) + \
+        sum(summary.counted.values())
+    assert len(kept) >= 1, kinds  # eager and Inductor differ somewhere in these five
+    for outcome in kept:
+        case = Case.load(outcome.path)
+        assert case.verdict == outcome.verdict
+        assert case.backend == "inductor" and case.origin["index"] == outcome.index
     state = json.loads((out / campaign.STATE_FILE).read_text())
     assert state["below"] == CASES
 
 
-def test_a_real_finding_replays(real_campaign, inductor_runner: Runner) -> None:
+def test_a_real_case_replays_as_it_was_judged(real_campaign, inductor_runner: Runner) -> None:
     out, _, outcomes = real_campaign
-    found = [o for o in outcomes if o.verdict.kind in ("int-flip", "nonfinite")]
+    found = [o for o in outcomes if o.path is not None and o.verdict.diverging is not None]
     assert found, [o.verdict.kind for o in outcomes]
     original = found[0].verdict
     case = Case.load(found[0].path)

@@ -7,10 +7,14 @@ table says which case files are done, written in the same transaction as their h
 finished and is started again on the same date is a new run (``<date>#2``) with a fresh seed.
 
 Stages: fuzz (``campaign.run_campaign``; with ``--time``, ``fuzz_share`` of the budget); process
-(each corpus case file no night has processed: minimize, attribute, signature, record; a case file
-an earlier night processed that tonight's campaign found again is a hit on its signature); drafts
-(findings without one, i.e. new signatures: bisector, repro run, ``reports/<date>/<signature>.md``);
-recheck (open findings not seen tonight, replayed k times on the installed torch); ``SUMMARY.md``.
+(each corpus case file no night has processed, strongest first: minimize, attribute over the full
+knob set, cause signature; a known cause is a hit on its ``known.toml`` entry, any other a hit on
+its root cause, merged with a near match, or a new one; a case file an earlier night processed
+that tonight's campaign found again is a hit on its cause); drafts (root causes without one,
+strongest first, at most ``max_drafts``: bisector, repro run, ``reports/<date>/<signature>.md``);
+recheck (open causes not seen tonight, replayed k times on the installed torch); ``SUMMARY.md``.
+After fuzzing, the stages share what is left of ``--time`` and check the deadline between items;
+what is left over waits for the next night.
 Log lines are plain text with a timestamp; the exit status is 0 whenever the night ran.
 """
 
