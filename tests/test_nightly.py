@@ -172,6 +172,17 @@ def _seed_corpus(runner, corpus: Path, backend: str, graphs) -> None:
         os.utime(case.save(corpus / case.file_name()), (1_000_000, 1_000_000))
 
 
+def erf_night(reports: Path, date: str, runner) -> tuple[NightSettings, RunnerPool, list[str]]:
+    """One short night whose own campaign compiles with the planted erf_quarter backend."""
+    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=60,
+                             bisect=False, date=date, grammar="vision", dtypes=("float32",),
+                             backend="tests.fakes:erf_quarter")
+    pool = RunnerPool({"cpu": runner}, warmup=False)
+    lines: list[str] = []
+    run_night(settings, log=lines.append, pool=pool)
+    return settings, pool, lines
+
+
 def test_one_planted_cause_through_five_graphs_and_heads_is_one_root_cause(fake_runner,
                                                                           tmp_path):
     """erf a quarter of the truth, reached through five graphs and five heads: one root cause
@@ -179,12 +190,7 @@ def test_one_planted_cause_through_five_graphs_and_heads_is_one_root_cause(fake_
     reports = tmp_path / "reports"
     _seed_corpus(fake_runner, reports / "corpus", "tests.fakes:erf_quarter",
                  tf.erf_through_heads())
-    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=60,
-                             bisect=False, date="2030-01-02", grammar="vision",
-                             dtypes=("float32",), backend="tests.fakes:erf_quarter")
-    pool = RunnerPool({"cpu": fake_runner}, warmup=False)
-    lines: list[str] = []
-    run_night(settings, log=lines.append, pool=pool)
+    _, _, lines = erf_night(reports, "2030-01-02", fake_runner)
     with Store.in_reports(reports) as store:
         causes = [f for f in store.findings() if "erf" in f.op_chain]
         assert len(causes) == 1, [(f.signature, f.op_chain) for f in store.findings()]
@@ -211,12 +217,7 @@ def test_two_planted_causes_are_two_and_a_known_cause_is_not_drafted(fake_runner
     known_file = tmp_path / "known.toml"
     known_file.write_text('[[known]]\nid = "planted-erf"\nwhat = "known: erf quartered"\n'
                           'core_any = ["erf"]\n')
-    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=60,
-                             bisect=False, date="2030-01-03", grammar="vision",
-                             dtypes=("float32",), backend="tests.fakes:erf_quarter")
-    pool = RunnerPool({"cpu": fake_runner}, warmup=False)
-    lines: list[str] = []
-    run_night(settings, log=lines.append, pool=pool)
+    settings, pool, lines = erf_night(reports, "2030-01-03", fake_runner)
     causes = {f.signature: f for f in store_findings(reports)}
     erf = [f for f in causes.values() if "erf" in f.op_chain]
     other = [f for f in causes.values() if "erf" not in f.op_chain]
