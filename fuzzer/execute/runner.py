@@ -157,7 +157,11 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
              overrides: dict, judged_by: str = "float64") -> tuple[Verdict, dict]:
     try:
         eager = list(programs.model(*args))
-        again = list(programs.model(*args))
+        # A second eager run checks determinism; on a generated graph the trace is that run and
+        # also gives every node's eager value (what a head's evidence is measured against).
+        eager_values = programs.trace(*args) if programs.nodewise else {}
+        again = [eager_values[o] for o in programs.graph.outputs] if programs.nodewise \
+            else list(programs.model(*args))
     except Exception as err:  # a generator bug, not a compiler bug: never a finding
         return Verdict("skip", message=f"eager failed: {type(err).__name__}: {err}"), {}
     if not oracle.bitwise_equal(eager, again):
@@ -175,7 +179,6 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         return Verdict("crash", message=_error_line(err), frames=rules.torch_frames(err)), \
             {"eager": eager}
     values = programs.trace(*[upcast(a) for a in args])
-    eager_values = programs.trace(*args) if programs.nodewise else {}  # heads' eager inputs
     verdict = policy.judge_graph(programs.graph, eager, out, values, eager_values, judged_by)
     outputs = {"eager": [t.cpu() for t in eager], "compiled": [t.cpu() for t in out],
                "fp64": [values[o].cpu() for o in programs.graph.outputs]}

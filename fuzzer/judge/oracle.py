@@ -152,14 +152,18 @@ def _distance(details: dict) -> str:
     return f"; {details['min_ulps']}..{details['max_ulps']} ulps from the boundary"
 
 
+def severity_key(v: Verdict) -> tuple[int, int]:
+    """Sorts most severe first: by kind (``RANK``; then ok, then skip), and within a kind by
+    the number of strong elements, most first."""
+    order = RANK.index(v.kind) if v.kind in RANK else len(RANK) + (v.kind == "skip")
+    out = v.diverging
+    strong = out.details.get("strong", 0) if out is not None else 0
+    return order, -strong if isinstance(strong, int) else 0  # details may come from a file
+
+
 def most_severe(verdicts: list[Verdict]) -> Verdict:
     """The draw to keep: the most severe kind, and among int-flips the strongest evidence."""
-    def rank(v: Verdict) -> tuple[int, int]:
-        order = RANK.index(v.kind) if v.kind in RANK else len(RANK) + (v.kind == "skip")
-        out = v.diverging
-        return order, -(out.details.get("strong", 0) if out else 0)
-
-    return min(verdicts, key=rank)
+    return min(verdicts, key=severity_key)
 
 
 def bitwise_equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:

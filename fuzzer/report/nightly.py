@@ -34,7 +34,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.ir import ops
 from fuzzer.ir.graph import op_chain, readable_chain
 from fuzzer.judge.key import same_divergence
-from fuzzer.judge.oracle import COUNTED, RANK
+from fuzzer.judge.oracle import COUNTED, RANK, severity_key
 from fuzzer.report import draft
 from fuzzer.report.store import Finding, Store, now
 from fuzzer.triage import known
@@ -274,8 +274,8 @@ def _budget(cases: int | None, seconds: float | None) -> str:
 
 
 def process(ctx: Context) -> None:
-    """Every corpus case file, oldest first: a hit if processed before, else the full pipeline.
-    A second pass picks up the slips the minimizer saved to the corpus during the first."""
+    """Every corpus case file: a hit if processed before, else the full pipeline, strongest
+    first. A second pass picks up the slips the minimizer saved to the corpus during the first."""
     fresh = sum(1 for r in ctx.store.night_rows(ctx.night.id)
                 if r["outcome"] != "recurring" and not r["outcome"].startswith("seen before"))
     for _ in range(2):
@@ -287,40 +287,36 @@ def process(ctx: Context) -> None:
 
 def _process_pass(ctx: Context, fresh: int) -> tuple[int, int]:
     found = set(ctx.night.found)
-    files = strongest_first(sorted(ctx.settings.corpus_dir.glob("*.pt"),
-                                   key=lambda p: (p.stat().st_mtime, p.name)))
-    backlog = 0
-    for path in files:
+    pending = []
+    for path in sorted(ctx.settings.corpus_dir.glob("*.pt"),
+                       key=lambda p: (p.stat().st_mtime, p.name)):
         key = path.name
         if ctx.store.processed(ctx.night.id, key):
             continue
         earlier = ctx.store.earlier(key)
-        if earlier is not None:
-            if key in found:
-                _hit_again(ctx, key, earlier)
-            continue
+        if earlier is None:
+            pending.append(path)
+        elif key in found:
+            _hit_again(ctx, key, earlier)
+    backlog = 0
+    for path in strongest_first(pending):  # only the new files are read to rank them
         if fresh >= ctx.settings.max_findings or ctx.out_of_time():
             backlog += 1
             continue
         fresh += 1
-        _process_one(ctx, path, key)
+        _process_one(ctx, path, path.name)
     return fresh, backlog
 
 
 def strongest_first(files: list[Path]) -> list[Path]:
-    """Most severe kind first, then the most strong elements, then oldest (the order given):
-    when the night runs out of time, what is left for tomorrow is the weakest."""
+    """Most severe verdict first (``oracle.severity_key``), then oldest (the order given): when
+    the night runs out of time, what is left for tomorrow is the weakest."""
     def rank(path: Path) -> tuple[int, int]:
         try:
             verdict = Case.load(path).verdict
         except CaseError:
-            return len(RANK), 0
-        if verdict is None:
-            return len(RANK), 0
-        out = verdict.diverging
-        strong = out.details.get("strong", 0) if out is not None else 0
-        return (RANK.index(verdict.kind) if verdict.kind in RANK else len(RANK),
-                -int(strong) if isinstance(strong, int) else 0)
+            verdict = None
+        return severity_key(verdict) if verdict is not None else (len(RANK) + 2, 0)
 
     return sorted(files, key=rank)
 
