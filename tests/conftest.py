@@ -50,6 +50,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def run_repro(path: Path) -> subprocess.CompletedProcess:
+    """A repro.py in a fresh interpreter that can import the suite's fake backends."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
 def minimized(case, runner, tmp_path: Path, **options):
     """``minimize`` as every test of it should run it: the result's repro.py is rendered and run
     in a fresh interpreter, and its exit status must equal the oracle's (1 where the minimized
@@ -58,10 +65,7 @@ def minimized(case, runner, tmp_path: Path, **options):
     from fuzzer.reduce.repro import write_repro
 
     result = minimize(case, runner, corpus=tmp_path / "slips", **options)
-    repro = write_repro(result.case, tmp_path / "repro")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, env=env,
-                          timeout=600)
+    done = run_repro(write_repro(result.case, tmp_path / "repro"))
     k = result.reliability[1]
     assert done.returncode == (1 if result.reliability == (k, k) else 0), \
         done.stdout + done.stderr

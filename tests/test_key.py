@@ -3,10 +3,7 @@ and ``repro.py`` must all answer "is this the same divergence?" alike."""
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from fuzzer.judge import oracle, rules
 from fuzzer.judge.key import DivergenceKey, error_type, same_divergence
 from fuzzer.judge.oracle import Verdict
 from fuzzer.reduce.repro import write_repro
+from tests.conftest import run_repro
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -82,12 +80,6 @@ def _erf_case() -> Case:
                 backend="tests.fakes:erf_quarter")
 
 
-def _run(path: Path) -> int:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env,
-                          timeout=600).returncode
-
-
 def test_repro_exit_status_equals_the_oracles_verdict(fake_runner, tmp_path: Path) -> None:
     """The repro embeds the rules verbatim and answers 1 exactly where the oracle sees the
     case's divergence, 0 where it does not, 2 where it cannot run."""
@@ -96,7 +88,7 @@ def test_repro_exit_status_equals_the_oracles_verdict(fake_runner, tmp_path: Pat
     assert case.verdict.kind == "int-flip", case.verdict.summary()
     repro = write_repro(case, tmp_path / "flip")
     assert rules.embedded_source() in repro.read_text()
-    assert _run(repro) == 1
+    assert run_repro(repro).returncode == 1
     for backend in ("eager", "tests.fakes:inject_inf"):  # no flip: the oracle agrees it is gone
         other = Case(graph=case.graph, inputs=case.inputs, backend=backend)
         seen, _ = replay_case(other, runner=fake_runner)
@@ -104,10 +96,11 @@ def test_repro_exit_status_equals_the_oracles_verdict(fake_runner, tmp_path: Pat
                                          f"BACKEND = {backend!r}" if ":" not in backend else
                                          "from tests.fakes import inject_inf as BACKEND")
         (tmp_path / "other.py").write_text(text)
-        assert _run(tmp_path / "other.py") == int(same_divergence(case.verdict, seen))
+        expected = int(same_divergence(case.verdict, seen))
+        assert run_repro(tmp_path / "other.py").returncode == expected
     broken = repro.read_text().replace("def get_inputs():", "def get_inputs():\n    1 / 0")
     (tmp_path / "broken.py").write_text(broken)
-    assert _run(tmp_path / "broken.py") == 2
+    assert run_repro(tmp_path / "broken.py").returncode == 2
 
 
 @pytest.mark.parametrize("tensor", [

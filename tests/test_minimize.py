@@ -3,7 +3,6 @@ cases refused, repeated candidates served from the cache; repro.py reproduces in
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from fuzzer.reduce.minimize import (
     size_key,
 )
 from fuzzer.reduce.repro import write_repro
-from tests.conftest import minimized
+from tests.conftest import minimized, run_repro
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -146,32 +145,26 @@ def test_case_that_no_longer_reproduces_is_refused(fake_runner):
         minimize(case, fake_runner)
 
 
-def _run_repro(path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env,
-                          timeout=600)
-
-
 def test_repro_file_reproduces_in_a_subprocess(fake_runner, tmp_path):
     case = with_verdict(erf_saturation_case(), fake_runner)
     result = minimized(case, fake_runner, tmp_path)
     repro = write_repro(result.case, tmp_path / "min")
     text = repro.read_text()
     assert "def model(x0):" in text and "torch.erf(x0)" in text
-    done = _run_repro(repro)
+    done = run_repro(repro)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGES" in done.stdout
     # The same file with the divergence gone exits 0: it can drive compiler_bisector.
     fixed = repro.read_text().replace("erf_quarter as BACKEND", "inject_inf as BACKEND")
     (tmp_path / "fixed.py").write_text(fixed)
-    assert _run_repro(tmp_path / "fixed.py").returncode == 0
+    assert run_repro(tmp_path / "fixed.py").returncode == 0
 
 
 def test_large_inputs_go_to_an_adjacent_file(fake_runner, tmp_path):
     case = with_verdict(erf_saturation_case(), fake_runner)
     repro = write_repro(case, tmp_path)
     assert (tmp_path / "inputs.pt").exists()
-    done = _run_repro(repro)
+    done = run_repro(repro)
     assert done.returncode == 1, done.stdout + done.stderr
 
 
