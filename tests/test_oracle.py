@@ -438,3 +438,29 @@ def test_a_head_fed_by_a_float_step_is_measured_where_the_step_jumps() -> None:
                                                                    ops.multiple_boundary)
     assert float(ops.multiple_boundary([torch.tensor([0.62], dtype=torch.float64)],
                                        {"value": 0.3})[0]) == 0.6
+
+
+def test_a_float_step_further_up_on_a_tie_makes_no_flip_strong() -> None:
+    """e8m0(silu(round(x / 0.3))): the head input is far from any power of two, but where
+    x / 0.3 sits within eager's noise of a half-integer compiled's round may jump, and silu
+    carries the jump down to the head. One such element anywhere is enough."""
+    from fuzzer.judge import policy
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((3,))
+    scaled = b.op("div_scalar", x, value=0.3)
+    step = b.op("round", scaled)
+    smooth = b.op("silu", step)
+    b.graph.outputs = [b.op("e8m0", smooth, eps=1.0)]
+    assert policy.upstream_steps(b.graph, b.graph.outputs[0]) == [step]
+
+    def heads_for(values: torch.Tensor) -> Head:
+        fp64 = {x: values * 0.3, scaled: values, step: values.round()}
+        fp64[smooth] = torch.nn.functional.silu(fp64[step])
+        eager = {k: v.float() for k, v in fp64.items()}
+        (found,) = policy.heads(b.graph, fp64, eager)
+        return found
+
+    clear = heads_for(torch.tensor([1.2, 2.1, 3.3], dtype=torch.float64))
+    tie = heads_for(torch.tensor([1.2, 2.1, 2.5 + 1e-9], dtype=torch.float64))
+    assert bool(clear.strong.any()) and not bool(tie.strong.any())

@@ -8,6 +8,8 @@ Questions only the graph can answer, asked of the float64 (and eager) values of 
 - which elements are undefined: an integer converted from a float64 NaN (C++ leaves the result
   undefined; for an unclamped cast, also from inf or out of the integer's range), and index
   outputs (argmax/topk indices: ties make any answer valid), never compared;
+- whether a float step further up (``round(x / 0.3)`` under a silu, ``x // 0.1`` on the other
+  side of a compare) sits on a tie anywhere: its jump could be the flip, so none is strong;
 - whether a discrete output is computed without floats at all (``EXACT``): integer arithmetic
   has no rounding noise, so every regressing element of it is strong evidence;
 - the verdict itself: ``judge_graph`` hands all of it to ``oracle.judge``.
@@ -23,7 +25,7 @@ import networkx as nx
 import torch
 
 from fuzzer.ir import generic, ops
-from fuzzer.ir.graph import Graph
+from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import oracle, rules
 from fuzzer.judge.oracle import Verdict
 
@@ -52,10 +54,40 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor],
             continue
         ins = [fp64[i].double().cpu() for i in node["inputs"]]
         working = ops.torch_dtype(graph.node(node["inputs"][0])["dtype"])
-        result.append(oracle.Head(*rules.head_evidence(
+        head = oracle.Head(*rules.head_evidence(
             ins, eager[node["inputs"][0]].cpu(), boundary, node["attrs"],
-            tuple(graph.node(out)["shape"]), working)))
+            tuple(graph.node(out)["shape"]), working))
+        if any(_on_a_tie(graph, step, fp64, eager) for step in upstream_steps(graph, at)):
+            head.strong = torch.zeros_like(head.strong)
+        result.append(head)
     return result
+
+
+def upstream_steps(graph: Graph, at: int) -> list[int]:
+    """The float steps further up than the measuring point ``at`` (see ``evidence_source``), in
+    canonical order: their jumps reach the head through ops the evidence cannot follow."""
+    above = set().union(*(nx.ancestors(graph.g, i) | {i} for i in graph.node(at)["inputs"]))
+    return [n for n in canonical_order(graph) if n in above and step_of(graph, n) is not None]
+
+
+def step_of(graph: Graph, node: int) -> ops.Boundary | None:
+    """Where a one-input float step (floor, ceil, round, trunc, sign, ``x // c``) jumps."""
+    data = graph.node(node)
+    spec = ops.REGISTRY.get(data["op"])
+    if spec is None or spec.step is None or len(data["inputs"]) != 1 \
+            or data["dtype"] not in ops.FLOAT_DTYPES:
+        return None
+    return spec.step
+
+
+def _on_a_tie(graph: Graph, step: int, fp64: dict[int, torch.Tensor],
+              eager: dict[int, torch.Tensor]) -> bool:
+    source = graph.node(step)["inputs"][0]
+    if source not in fp64 or source not in eager:
+        return False
+    return rules.on_a_tie([fp64[source].double().cpu()], eager[source].cpu(),
+                          step_of(graph, step), graph.node(step)["attrs"],
+                          ops.torch_dtype(graph.node(source)["dtype"]))
 
 
 def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | None:
@@ -72,11 +104,10 @@ def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | 
         return None
     at = out
     while len(graph.node(at)["inputs"]) == 1:
-        source = graph.node(graph.node(at)["inputs"][0])
-        spec = ops.REGISTRY.get(source["op"])
-        if spec is None or spec.step is None or len(source["inputs"]) != 1:
+        step = step_of(graph, graph.node(at)["inputs"][0])
+        if step is None:
             break
-        at, boundary = graph.node(at)["inputs"][0], spec.step
+        at, boundary = graph.node(at)["inputs"][0], step
     return at, boundary
 
 

@@ -10,7 +10,10 @@ The maintainers' rule is "compiled no worse than eager against float64". Per out
   farther from the head's discontinuity than ``STRONG_MARGIN`` times the noise eager makes there
   (its error ``|x_eager - x_fp64|`` at that element, or the ``NOISE_QUANTILE`` of its errors
   over the head input if larger) and at least ``STRONG_ULPS`` ulps of the working dtype away;
-  every regressing element is strong when nothing upstream of the output is a float (integer
+  no element is strong when a float step further up the graph (``round``, ``x // c``, not the
+  one the head reads directly, which is where it is measured) has an element within eager's noise
+  of its own jump (``on_a_tie``); every regressing element is strong when nothing upstream of the
+  output is a float (integer
   arithmetic has no rounding noise: the caller passes ``strong`` all true). Otherwise eager's own
   rounding could have put it on either side, and the flip is ``weak-flip``. With no head known
   (a user's model judged on its outputs alone) an ordinal code more than one step from both
@@ -95,6 +98,15 @@ def head_evidence(fp64_inputs, eager_input, boundary, attrs, shape, working):
     point = torch.broadcast_to(boundary(fp64_inputs, attrs), shape)
     ulps, eager_ulps, strong = evidence(x, point, torch.broadcast_to(eager_input, shape), working)
     return x, ulps, eager_ulps, strong
+
+
+def on_a_tie(fp64_inputs, eager_input, boundary, attrs, working):
+    """Does any element of a float step further up a head's graph (``x // c``, ``round``) sit
+    within the noise eager makes of that step's own jump? There compiled may land on the other
+    side, and the jump travels down to the head, so no flip of the head is strong evidence."""
+    x = fp64_inputs[0]
+    _, _, strong = evidence(x, boundary(fp64_inputs, attrs), eager_input, working)
+    return bool((~strong & torch.isfinite(x)).any())
 
 
 def strong_regressions(eager, compiled, ref, regress, strong=None, ordinal=True):

@@ -74,6 +74,13 @@ def main():
         _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
                                                   HEAD["attrs"], tuple(e.shape),
                                                   getattr(torch, HEAD["working"]))
+        for step in HEAD["upstream"]:  # a step further up on a tie: its jump may be the flip
+            if on_a_tie([fp64[step["input"]].double().cpu()], own[step["input"]].cpu(),
+                        BOUNDARIES[step["boundary"]], step["attrs"],
+                        getattr(torch, step["working"])):
+                print(f"  a {{step['boundary']}} step further up (on node {{step['input']}}) "
+                      "sits on a tie: its jump may be the flip, so no flip is strong")
+                strong = torch.zeros_like(strong)
         strong = strong.to(e.device)
     kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY)
     diverged = kind == KEY["kind"]
@@ -203,20 +210,31 @@ def _head(case: Case, output: int) -> dict | str | None:
     source = policy.evidence_source(case.graph, case.graph.outputs[output])
     if source is None or source == policy.EXACT:
         return source
-    node = case.graph.node(source[0])
+    graph = case.graph
+    node = graph.node(source[0])
+    upstream = [{"input": graph.node(n)["inputs"][0], "attrs": dict(graph.node(n)["attrs"]),
+                 "working": graph.node(graph.node(n)["inputs"][0])["dtype"],
+                 "boundary": policy.step_of(graph, n).__name__}
+                for n in policy.upstream_steps(graph, source[0])]
     return {"inputs": list(node["inputs"]), "attrs": dict(node["attrs"]),
-            "working": case.graph.node(node["inputs"][0])["dtype"]}
+            "working": graph.node(node["inputs"][0])["dtype"], "upstream": upstream}
 
 
 def _head_source(case: Case, output: int) -> list[str]:
-    """The trace (every node's value, the same body as ``model``) and the head's boundary."""
-    source = policy.evidence_source(case.graph, case.graph.outputs[output])
+    """The trace (every node's value, the same body as ``model``), the head's boundary and the
+    jumps of the float steps further up (``policy.upstream_steps``)."""
+    graph = case.graph
+    source = policy.evidence_source(graph, graph.outputs[output])
     if not isinstance(source, tuple):
         return []
     boundary = source[1]
-    return [render.render_trace_function(case.graph),
-            "# The head's discontinuity (fuzzer/ir/ops.py), verbatim.\n"
-            + inspect.getsource(boundary).rstrip() + f"\n\n\nBOUNDARY = {boundary.__name__}"]
+    steps = [policy.step_of(graph, n) for n in policy.upstream_steps(graph, source[0])]
+    functions = list(dict.fromkeys([boundary, *steps]))
+    table = ", ".join(f"{f.__name__!r}: {f.__name__}" for f in functions)
+    return [render.render_trace_function(graph),
+            "# The discontinuities numfuzz measured at (fuzzer/ir/ops.py), verbatim.\n"
+            + "\n\n\n".join(inspect.getsource(f).rstrip() for f in functions)
+            + f"\n\n\nBOUNDARY = {boundary.__name__}\nBOUNDARIES = {{{table}}}"]
 
 
 def _undefined(case: Case, output: int) -> list[int] | None:
