@@ -32,7 +32,7 @@ The margins come from data (bench/RESULTS.md §9): in a 300-case CPU campaign ea
 at a head's input was 2 to 50 ulps at the 99th percentile of a tensor for most half-precision
 graphs, while single elements were often exact; graded by each element's own error, 37 flips
 were "strong", 16 of them within 1.5 ulps of the boundary. Graded against the tensor's
-99th-percentile noise, 6 remain, each far beyond anything eager's rounding reaches.
+99th-percentile noise, and with float steps measured where they jump, 6 remain.
 
 ``oracle`` decides every output's kind with ``output_kind``; ``repro.py`` embeds this file's
 functions verbatim (``embedded_source``), so a repro judges exactly as numfuzz did. Plain torch
