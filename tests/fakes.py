@@ -139,3 +139,55 @@ def flaky(gm, example_inputs):
     global _compiles
     _compiles += 1
     return erf_quarter(gm, example_inputs) if _compiles % 2 else gm
+
+
+# Divergences that fire only on one input domain or shape (the discovery strategies' targets).
+
+
+def _finite_subnormal(t: torch.Tensor) -> bool:
+    if not t.is_floating_point() or t.numel() == 0:
+        return False
+    a = t.abs()
+    return bool(((a > 0) & (a < torch.finfo(t.dtype).tiny)).any())
+
+
+def nan_on_subnormal(gm, example_inputs):
+    """When any float input holds a subnormal, the first float output's first element is NaN."""
+
+    def run(*args):
+        outs = list(gm(*args))
+        if any(_finite_subnormal(a) for a in args):
+            for i, out in enumerate(outs):
+                if out.is_floating_point() and out.numel():
+                    outs[i] = out.contiguous().clone()
+                    outs[i].view(-1)[0] = math.nan
+                    break
+        return tuple(outs)
+
+    return run
+
+
+def reshape_on_empty(gm, example_inputs):
+    """When any input has a size-0 dim, every output comes back flattened with one extra zero
+    (a shape no eager run has)."""
+
+    def run(*args):
+        outs = list(gm(*args))
+        if any(0 in a.shape for a in args):
+            outs = [torch.cat([o.reshape(-1), o.new_zeros(1)]) for o in outs]
+        return tuple(outs)
+
+    return run
+
+
+def off_by_one_on_int(gm, example_inputs):
+    """When any input is an integer tensor (not bool), integer outputs get +1 everywhere."""
+
+    def run(*args):
+        outs = list(gm(*args))
+        if any(not a.is_floating_point() and a.dtype != torch.bool for a in args):
+            outs = [o + 1 if not o.is_floating_point() and o.dtype != torch.bool else o
+                    for o in outs]
+        return tuple(outs)
+
+    return run

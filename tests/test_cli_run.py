@@ -28,13 +28,13 @@ def numfuzz(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-FAKE_RUN = ["run", "--device", "cpu", "--cases", "4", "--seed", "2", "--dtype", "fp32",
+FAKE_RUN = ["run", "--device", "cpu", "--cases", "4", "--seed", "8", "--dtype", "fp32",
             "--draws", "1"]
 
 
 def uint8_cases() -> set[int]:
     """Which of the four cases have a uint8 output (what uint8_plus_one perturbs)."""
-    settings = campaign.Settings(out=Path("unused"), seed=2, dtypes=("float32",), draws=1)
+    settings = campaign.Settings(out=Path("unused"), seed=8, dtypes=("float32",), draws=1)
     return {i for i in range(4)
             if any(g.node(o)["dtype"] == "uint8" for g in [campaign.make_case(settings, i)[0].graph]
                    for o in g.outputs)}
@@ -155,3 +155,37 @@ def test_parse_duration(text: str | None, seconds: float | None) -> None:
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(UserError):
         parse_duration(text)
+
+
+def test_repro_writes_the_saved_case_as_is_and_it_reproduces(planted_corpus,
+                                                             tmp_path: Path) -> None:
+    from tests.conftest import run_repro
+
+    out, _ = planted_corpus
+    case_path = sorted(out.glob("*.pt"))[0]
+    proc = numfuzz("repro", str(case_path), "-o", str(tmp_path / "r"))
+    assert proc.returncode == 0, proc.stderr
+    repro = tmp_path / "r" / "repro.py"
+    source = repro.read_text()
+    from fuzzer.ir import render
+
+    assert render.render_function(Case.load(case_path).graph) in source  # not minimized
+    done = run_repro(repro)
+    assert done.returncode == 1, done.stdout + done.stderr  # the saved divergence reproduces
+
+
+@pytest.mark.parametrize("make", ["missing", "not-a-case", "out-is-a-file"])
+def test_repro_bad_input_is_one_line_and_exit_2(planted_corpus, tmp_path: Path,
+                                                make: str) -> None:
+    out, _ = planted_corpus
+    target, dest = sorted(out.glob("*.pt"))[0], tmp_path / "r"
+    if make == "missing":
+        target = tmp_path / "nope.pt"
+    elif make == "not-a-case":
+        target = tmp_path / "junk.pt"
+        target.write_bytes(b"not a torch file")
+    else:
+        dest.write_text("a file")
+    proc = numfuzz("repro", str(target), "-o", str(dest))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -278,6 +278,7 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     summary = first.read_text()
     assert "## New findings: 1" in summary and drafts[0].name in summary
     assert "cases fuzzed" in summary and "| 1 |" in summary
+    assert "| strategy | cases | raw findings | worker seconds |" in summary  # where time went
 
     # Night two: the same bug again, from another raw case (other input values). A hit, no draft.
     seeded_case(inductor_runner, (0.25, 0.50004, 0.9, 0.5003), corpus)

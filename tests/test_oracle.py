@@ -284,8 +284,9 @@ def test_nan_converted_to_an_integer_is_not_compared() -> None:
 
 
 def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
-    from fuzzer.execute.runner import Programs, upcast
+    from fuzzer.execute.runner import Programs
     from fuzzer.judge import policy
+    from fuzzer.judge.rules import float64_run
 
     b = Builder(random.Random(0), "float32")
     x = b.input((2, 3))
@@ -297,7 +298,7 @@ def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
     b.graph.outputs = [cast, head, index, nan_source]
     programs = Programs.build(b.graph)
     x_value = torch.tensor([[1.0, -1.0, 4.0], [-2.0, 9.0, 20000.0]], dtype=torch.float64)
-    values = programs.trace(upcast(x_value))
+    values = float64_run(programs.trace, [x_value])
     cast_mask, head_mask, index_mask, float_mask = policy.undefined_elements(b.graph, values)
     assert cast_mask.tolist() == [[False, True, False], [True, False, True]]  # NaN; sqrt(2e4) > 127
     assert head_mask.tolist() == [[False, True, False], [True, False, False]]  # clamped: NaN only
@@ -305,8 +306,9 @@ def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
 
 
 def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
-    from fuzzer.execute.runner import Programs, upcast
+    from fuzzer.execute.runner import Programs
     from fuzzer.judge import policy
+    from fuzzer.judge.rules import float64_run
 
     b = Builder(random.Random(0), "float32")
     x = b.input((3,))
@@ -314,7 +316,7 @@ def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
     b.graph.outputs = [cast]
     programs = Programs.build(b.graph)
     x_value = torch.tensor([2.0, 2.5, 3.0 - 2.0 ** -20], dtype=torch.float64)
-    values = programs.trace(upcast(x_value))
+    values = float64_run(programs.trace, [x_value])
     (found,) = policy.heads(b.graph, values, values)
     ulps = found.ulps
     assert ulps[0] == 0 and ulps[1] > 1e5 and 1 <= ulps[2] <= 8

@@ -231,3 +231,26 @@ def _minimize_table(result: Any, out: Path, repro: Path) -> None:
     console.print(f"run it: python {repro}")
 
 
+# ------------------------------------------------------------------ repro
+
+
+@main.command("repro")
+@click.argument("target", type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
+              help="Directory for repro.py (and inputs.pt when the inputs are large).")
+def repro_command(target: Path, out: Path) -> None:
+    """Write the standalone repro.py of a saved case exactly as saved, without minimizing.
+
+    It needs only torch: `python OUT/repro.py` exits 1 when the divergence reproduces, 0 when it
+    does not, 2 when it cannot run."""
+    from fuzzer.reduce.repro import write_repro
+
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: exists and is not a directory")
+    case = Case.load(target)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"{out}: cannot create it: {err.strerror or err}") from None
+    path = write_repro(case, out)
+    click.echo(f"{path}  ({case.verdict.summary() if case.verdict else 'no verdict'})")

@@ -23,6 +23,7 @@ from fuzzer.cli.common import (
 )
 from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.workers import default_cuda_workers
+from fuzzer.gen.strategy import STRATEGIES, parse_weights
 from fuzzer.judge.oracle import COUNTED, POLICIES
 
 
@@ -57,13 +58,17 @@ from fuzzer.judge.oracle import COUNTED, POLICIES
                    "float64 than eager (PyTorch's rule). parity: every discrete mismatch with "
                    "eager is one (eager's rounding is your spec); each element is still classed "
                    "as regressing or benign.")
+@click.option("--strategy", "strategies", multiple=True, metavar="NAME=WEIGHT",
+              help="Weight of a strategy (repeatable; 0 turns it off): "
+                   + ", ".join(f"{n} [{s.weight:g}]" for n, s in STRATEGIES.items())
+                   + ". A --grammar other than mixed keeps only the model strategies.")
 @click.option("--seed-model", type=click.Path(dir_okay=False, path_type=Path),
               help="Mutate this KernelBench-style model file instead of generating models.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
         dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
         timeout: float, resume: bool, keep_benign: bool, policy: str,
-        seed_model: Path | None, as_json: bool) -> None:
+        strategies: tuple[str, ...], seed_model: Path | None, as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
     from fuzzer.corpus.campaign import Settings, run_campaign
 
@@ -77,7 +82,8 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     settings = Settings(out=out, device=device, cases=cases, seconds=seconds, seed=seed,
                         grammar=grammar, dtypes=supported_dtypes(device, dtype), draws=draws,
                         workers=workers, gpus=chosen, backend=trusted_on_command_line(backend),
-                        timeout=timeout, resume=resume, keep_benign=keep_benign, policy=policy)
+                        timeout=timeout, resume=resume, keep_benign=keep_benign, policy=policy,
+                        strategies=parse_weights(strategies, grammar))
     if seed_model is not None:
         from fuzzer.user.capture import capture_file
 
@@ -202,4 +208,21 @@ class CampaignReport:
         table.add_row("benign (compiled at least as close to float64)",
                       str(summary.counted.get("benign", 0)))
         table.add_row("elapsed", f"{summary.elapsed:.0f}s")
-        Console(force_terminal=self.tty, width=100).print(table)
+        console = Console(force_terminal=self.tty, width=100)
+        console.print(table)
+        if summary.strategies:
+            console.print(strategy_table(summary))
+
+
+def strategy_table(summary: Any) -> Any:
+    """Cases, findings and worker time per strategy: where the campaign's time went."""
+    from rich.table import Table
+
+    table = Table(title="by strategy")
+    for col in ("strategy", "cases", "findings", "kinds", "worker s", "s/case"):
+        table.add_column(col, justify="left" if col in ("strategy", "kinds") else "right")
+    for name, spent in sorted(summary.strategies.items()):
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(spent.kinds.items()))
+        table.add_row(name, str(spent.cases), str(spent.findings), kinds,
+                      f"{spent.seconds:.0f}", f"{spent.seconds / max(spent.cases, 1):.1f}")
+    return table

@@ -22,7 +22,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import HarnessError
 from fuzzer.execute.runner import HARNESS_ERROR, Task
 from fuzzer.execute.workers import Runner, assign_gpus, visible_gpus
-from fuzzer.gen import grammar, inputs
+from fuzzer.gen import inputs, strategy
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.oracle import COUNTED, Verdict
 
@@ -50,6 +50,11 @@ class Settings:
     seed_graph: Graph | None = None  # --seed-model: mutate this graph instead of generating
     seed_inputs: dict | None = None
     seed_model: str = ""  # the file seed_graph was captured from
+    strategies: dict[str, float] | None = None  # name -> weight (gen.strategy); None: defaults
+
+    def weights(self) -> dict[str, float]:
+        return self.strategies if self.strategies is not None \
+            else strategy.parse_weights((), self.grammar)
 
 
 @dataclass
@@ -58,6 +63,20 @@ class Outcome:
     verdict: Verdict
     path: Path | None  # the case file written, for findings
     new: bool  # False when the same case was already in the corpus
+
+
+@dataclass
+class StrategyYield:
+    """What one strategy gave: cases run, findings saved, worker seconds spent."""
+
+    cases: int = 0
+    findings: int = 0
+    seconds: float = 0.0
+    kinds: Counter = field(default_factory=Counter)
+
+    def to_dict(self) -> dict:
+        return {"cases": self.cases, "findings": self.findings,
+                "seconds": round(self.seconds, 1), "kinds": dict(self.kinds)}
 
 
 @dataclass
@@ -70,6 +89,15 @@ class Summary:
     harness_messages: list[str] = field(default_factory=list)  # the first few
     elapsed: float = 0.0
     paths: list[str] = field(default_factory=list)
+    strategies: dict[str, StrategyYield] = field(default_factory=dict)
+
+    def count(self, name: str, verdict: Verdict, seconds: float) -> None:
+        spent = self.strategies.setdefault(name, StrategyYield())
+        spent.cases += 1
+        spent.seconds += seconds
+        if verdict.is_finding:
+            spent.findings += 1
+            spent.kinds[verdict.kind] += 1
 
     @property
     def cases_per_min(self) -> float:
@@ -80,7 +108,8 @@ class Summary:
                 "not_findings": dict(self.counted), "skipped": self.skipped,
                 "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
-                "corpus": self.paths}
+                "corpus": self.paths,
+                "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())}}
 
 
 def case_seed(seed: int, index: int) -> int:
@@ -96,10 +125,13 @@ def make_case(settings: Settings, index: int) -> tuple[Case, Task]:
 
         graph = mutate(settings.seed_graph, seed)
         draws = inputs.draws_around(graph, settings.seed_inputs or {}, seed, settings.draws)
+        chosen = "mutant"
     else:
-        graph = grammar.generate(seed, settings.grammar, dtype)
-        draws = inputs.draws(graph, seed, settings.draws)
-    origin = {"campaign_seed": settings.seed, "index": index}
+        picked = strategy.choose(seed, settings.weights())
+        graph = strategy.generate(picked, seed, settings.grammar, dtype)
+        draws = inputs.draws(graph, seed, settings.draws, picked.cycle)
+        chosen = picked.name
+    origin = {"campaign_seed": settings.seed, "index": index, "strategy": chosen}
     if settings.seed_model:
         origin["seed_model"] = settings.seed_model
     case = Case(graph=graph, inputs={}, device=settings.device, dtype=dtype,
@@ -119,7 +151,8 @@ class State:
         self.path = path
         self.key = {"seed": settings.seed, "grammar": settings.grammar,
                     "dtypes": list(settings.dtypes), "backend": settings.backend,
-                    "seed_model": settings.seed_model}
+                    "seed_model": settings.seed_model,
+                    "strategies": {k: v for k, v in sorted(settings.weights().items())}}
         if settings.policy != "float64":  # older state files, which predate policies, resume
             self.key["policy"] = settings.policy
         self.done: set[int] = set()
@@ -187,7 +220,9 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
         try:
             while not failures and (job := next_job()) is not None:
                 index, case, task = job
-                results.put((index, case, task, runner.run(task)))
+                began = time.monotonic()
+                result = runner.run(task)
+                results.put((index, case, task, result, time.monotonic() - began))
         except HarnessError as err:  # this machine cannot run cases: stop every worker
             failures.append(err)
         finally:
@@ -204,9 +239,11 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
         if item is None:
             running -= 1
             continue
-        outcome = record(settings, *item)
+        *job, seconds = item
+        outcome = record(settings, *job)
         state.mark(outcome.index)
         summary.cases += 1
+        summary.count(job[1].origin.get("strategy", ""), outcome.verdict, seconds)
         if outcome.verdict.is_finding:
             summary.findings[outcome.verdict.kind] += 1
             summary.paths.append(str(outcome.path))

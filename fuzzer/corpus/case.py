@@ -63,8 +63,11 @@ class Case:
         """Canonical hash of program and inputs: the minimizer's cache key and the file name."""
         h = hashlib.sha256(self.graph.digest().encode())
         for node_id in self.graph.input_ids():
-            t = self.inputs[str(node_id)].contiguous().cpu()
+            given = self.inputs[str(node_id)]
+            t = given.contiguous().cpu()
             h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            if not given.is_contiguous():  # a layout is part of the case (older digests stay)
+                h.update(f"{tuple(given.stride())}{given.storage_offset()}".encode())
             h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
         h.update(f"{self.device}{self.backend}{sorted(self.config.items())}".encode())
         if self.policy != "float64":  # the default leaves older digests as they were

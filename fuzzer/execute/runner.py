@@ -100,10 +100,6 @@ def trust_backend(name: str) -> None:
         os.environ[TRUST_ENV] = ",".join(sorted(trusted_backends() | {name}))
 
 
-def upcast(t: torch.Tensor) -> torch.Tensor:
-    return t.double() if t.is_floating_point() else t
-
-
 @dataclass
 class Programs:
     """The rendered model and its eager-only trace twin, loaded once per task."""
@@ -178,7 +174,7 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     except Exception as err:
         return Verdict("crash", message=_error_line(err), frames=rules.torch_frames(err)), \
             {"eager": eager}
-    values = programs.trace(*[upcast(a) for a in args])
+    values = rules.float64_run(programs.trace, args)
     verdict = policy.judge_graph(programs.graph, eager, out, values, eager_values, judged_by)
     outputs = {"eager": [t.cpu() for t in eager], "compiled": [t.cpu() for t in out],
                "fp64": [values[o].cpu() for o in programs.graph.outputs]}

@@ -23,10 +23,14 @@ GRAMMARS = ("vision", "attention", "mixed")
 class Builder:
     """Grows a graph; every op goes through ``op`` so shape rules are checked as it is built."""
 
-    def __init__(self, rng: random.Random, dtype: str) -> None:
+    def __init__(self, rng: random.Random, dtype: str,
+                 hazards: list[Callable[[Builder, int], int]] | None = None,
+                 hazard_rate: float = 1.0) -> None:
         self.rng = rng
         self.dtype = dtype
         self.graph = Graph()
+        self.hazards = HAZARDS if hazards is None else hazards  # motifs maybe_hazard weaves in
+        self.hazard_rate = hazard_rate  # multiplies each block's chance of one
 
     def input(self, shape: tuple[int, ...], role: str = "x", dtype: str | None = None,
               **attrs: object) -> int:
@@ -35,6 +39,16 @@ class Builder:
 
     def op(self, name: str, *inputs: int, **attrs: object) -> int:
         return self.graph.add(name, inputs, **attrs)
+
+    def attempt(self, name: str, *inputs: int, **attrs: object) -> int | None:
+        """``op`` where torch accepts these inputs, else None (and no node is left behind)."""
+        node_id = self.graph._next_id
+        try:
+            return self.op(name, *inputs, **attrs)
+        except ops.InvalidGraph:
+            if node_id in self.graph.g:
+                self.graph.g.remove_node(node_id)
+            return None
 
     def shape(self, node_id: int) -> tuple[int, ...]:
         return self.graph.node(node_id)["shape"]
@@ -129,8 +143,8 @@ HAZARDS: list[Callable[[Builder, int], int]] = [
 
 
 def maybe_hazard(b: Builder, x: int, p: float = 0.35) -> int:
-    if b.chance(p):
-        return b.pick(HAZARDS)(b, x)
+    if b.hazards and b.chance(min(1.0, p * b.hazard_rate)):
+        return b.pick(b.hazards)(b, x)
     return x
 
 
@@ -271,12 +285,16 @@ def add_head(b: Builder, x: int, taps: list[int]) -> int:
 BODIES = {"vision": vision_body, "attention": attention_body}
 
 
-def generate(seed: int, grammar: str = "mixed", dtype: str = "float32") -> Graph:
-    """A random model: a body from ``grammar`` and one to three heads on its values."""
+def generate(seed: int, grammar: str = "mixed", dtype: str = "float32",
+             hazards: list[Callable[[Builder, int], int]] | None = None,
+             hazard_rate: float = 1.0) -> Graph:
+    """A random model: a body from ``grammar`` and one to three heads on its values; the hazard
+    motifs woven in are ``hazards`` (default all), each block's chance scaled by
+    ``hazard_rate``."""
     if grammar not in GRAMMARS:
         raise ops.InvalidGraph(f"unknown grammar {grammar!r}; choose from {', '.join(GRAMMARS)}")
     rng = random.Random(seed)
-    b = Builder(rng, dtype)
+    b = Builder(rng, dtype, hazards, hazard_rate)
     body = BODIES[rng.choice(["vision", "attention"]) if grammar == "mixed" else grammar]
     x, taps = body(b)
     outputs = [add_head(b, x, taps)]

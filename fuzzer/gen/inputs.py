@@ -1,10 +1,11 @@
-"""Seeded inputs and weights for a graph, drawn by role and magnitude class.
+"""Seeded inputs and weights for a graph, drawn by role and input domain.
 
 Weights (every non-activation input) are drawn once per case; activations are drawn again for each
-of several draws, because one compile serves many inputs and compile time dominates. Each draw has a
-magnitude class: unit normal, large, tiny, or values sitting on the heads' discontinuities (powers
-of
-two for E8M0, half-integers for rounding) where one ulp decides the answer.
+of several draws, because one compile serves many inputs and compile time dominates. Each draw has
+an input domain (``domains``: unit normal, large, tiny, on the heads' discontinuities, around the
+overflow edges, special values, subnormals, decimal grids, exact integers, the edges of the op an
+input feeds); a case's strategy says which domains its draws cycle through. An activation node may
+ask for a ``layout`` (transposed, strided, expanded, offset): the tensor then has that layout.
 """
 
 from __future__ import annotations
@@ -13,13 +14,11 @@ import math
 
 import torch
 
+from fuzzer.gen import domains
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 
-MAGNITUDES = ("normal", "large", "boundary", "tiny")
-
-_LARGE = {"float16": 300.0, "bfloat16": 1e5, "float32": 1e5, "float64": 1e5}
-_TINY = {"float16": 2e-4, "bfloat16": 1e-6, "float32": 1e-6, "float64": 1e-6}
+MAGNITUDES = ("normal", "large", "boundary", "tiny")  # the default domains of a model's draws
 
 Inputs = dict[str, torch.Tensor]
 
@@ -30,22 +29,32 @@ def _generator(seed: int) -> torch.Generator:
     return gen
 
 
-def _activation(shape: tuple[int, ...], dtype: str, magnitude: str,
-                gen: torch.Generator) -> torch.Tensor:
-    normal = torch.randn(shape, generator=gen, dtype=torch.float64)
-    if magnitude == "large":
-        return normal * _LARGE[dtype]
-    if magnitude == "tiny":
-        return normal * _TINY[dtype]
-    if magnitude == "boundary":
-        eps = torch.finfo(ops.torch_dtype(dtype)).eps
-        exponent = torch.randint(-6, 7, shape, generator=gen).double()
-        nudge = torch.randint(-2, 3, shape, generator=gen).double() * eps
-        powers = torch.exp2(exponent) * (1 + nudge)
-        halves = (torch.randint(-20, 20, shape, generator=gen).double() + 0.5) / 8
-        pick = torch.rand(shape, generator=gen) < 0.5
-        return torch.where(pick, powers, halves) * torch.sign(normal)
-    return normal
+def edges_for(graph: Graph, node_id: int) -> tuple[float, ...]:
+    """The domain edges of the ops reading this input as their first argument."""
+    dtype = ops.torch_dtype(graph.node(node_id)["dtype"])
+    if not dtype.is_floating_point:
+        return ()
+    info = torch.finfo(dtype)
+    found: list[float] = []
+    for user in sorted(graph.g.successors(node_id)):
+        data = graph.node(user)
+        spec = ops.REGISTRY.get(data["op"])
+        if spec is not None and spec.edges is not None and data["inputs"][:1] == [node_id]:
+            found += [e for e in spec.edges(info) if math.isfinite(e)]
+    return tuple(found)
+
+
+def _activation(graph: Graph, node_id: int, domain: str, gen: torch.Generator) -> torch.Tensor:
+    node = graph.node(node_id)
+    dtype = ops.torch_dtype(node["dtype"])
+    attrs = node["attrs"]
+    if attrs.get("role") == "index":  # in range by construction: out of range is an eager error
+        return torch.randint(0, int(attrs["bound"]), node["shape"], generator=gen)
+    value = domains.fill(node["shape"], dtype, domain, gen, edges_for(graph, node_id))
+    if attrs.get("role") == "divisor" and not dtype.is_floating_point:
+        # x // 0 raises, and INT_MIN // -1 kills the process with SIGFPE in eager itself.
+        value = torch.where((value == 0) | (value == -1), torch.full_like(value, 3), value)
+    return domains.lay_out(value, attrs.get("layout", "contiguous"))
 
 
 def _weight(node: dict, gen: torch.Generator) -> torch.Tensor:
@@ -82,30 +91,31 @@ def draw_weights(graph: Graph, seed: int) -> Inputs:
     out = {}
     for node_id in graph.input_ids():
         node = graph.node(node_id)
-        if node["attrs"].get("role", "x") != "x":
+        if node["attrs"].get("role", "x") not in ACTIVATIONS:
             out[str(node_id)] = _cast(_weight(node, gen), node["dtype"])
     return out
 
 
-def draw_activations(graph: Graph, seed: int, magnitude: str) -> Inputs:
+ACTIVATIONS = ("x", "index", "divisor")  # roles drawn again for every draw
+
+
+def draw_activations(graph: Graph, seed: int, domain: str) -> Inputs:
     gen = _generator(seed)
-    out = {}
-    for node_id in graph.input_ids():
-        node = graph.node(node_id)
-        if node["attrs"].get("role", "x") == "x":
-            value = _activation(node["shape"], node["dtype"], magnitude, gen)
-            out[str(node_id)] = _cast(value, node["dtype"])
-    return out
+    return {str(node_id): _activation(graph, node_id, domain, gen)
+            for node_id in graph.input_ids()
+            if graph.node(node_id)["attrs"].get("role", "x") in ACTIVATIONS}
 
 
-def draws(graph: Graph, seed: int, count: int) -> list[tuple[str, Inputs]]:
-    """``count`` complete input sets sharing one set of weights, cycling the magnitude classes."""
+def draws(graph: Graph, seed: int, count: int,
+          cycle: tuple[str, ...] = MAGNITUDES) -> list[tuple[str, Inputs]]:
+    """``count`` complete input sets sharing one set of weights, cycling the domains in
+    ``cycle``."""
     weights = draw_weights(graph, seed)
     result = []
     for i in range(count):
-        magnitude = MAGNITUDES[(seed + i) % len(MAGNITUDES)]
-        activations = draw_activations(graph, seed * 1000 + i + 1, magnitude)
-        result.append((magnitude, {**weights, **activations}))
+        domain = cycle[(seed + i) % len(cycle)]
+        activations = draw_activations(graph, seed * 1000 + i + 1, domain)
+        result.append((domain, {**weights, **activations}))
     return result
 
 
@@ -143,8 +153,8 @@ def _rescaled(value: torch.Tensor, magnitude: str, drawn: torch.Tensor) -> torch
         return value
     if magnitude == "boundary":
         return drawn  # on-the-boundary values are about where they sit, not the user's data
-    scale = {"large": _LARGE, "tiny": _TINY}.get(magnitude)
+    scale = {"large": domains.LARGE, "tiny": domains.TINY}.get(magnitude)
     if scale is None:
         return value
-    factor = scale[str(value.dtype).removeprefix("torch.")] / 4
+    factor = scale[value.dtype] / 4
     return (value.double() * factor).to(value.dtype)

@@ -41,7 +41,7 @@ OPERATORS: dict[str, str] = {
 NAMESPACES = (("torch", "torch"), ("torch.special", "torch.special"),
               ("torch.linalg", "torch.linalg"), ("torch.fft", "torch.fft"),
               ("F", "torch.nn.functional"))  # later entries win: F.conv2d reads best
-MAX_NUMEL = 1 << 28  # elements in one call's result: a file cannot make numfuzz allocate more
+MAX_NUMEL = ops.MAX_NUMEL  # elements in one call's result: a file cannot make numfuzz allocate more
 # Deterministic factories: pure functions of plain-data arguments (a model's torch.arange).
 FACTORIES = ("arange", "zeros", "ones", "full", "linspace", "logspace", "eye", "scalar_tensor",
              "tril_indices", "triu_indices")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -280,7 +280,9 @@ class OpSpec:
     attribute rendered as an exact Python literal. ``roles`` names the parameter inputs the grammar
     must create (after the first input) for ops such as conv2d. ``boundary`` marks a discrete head;
     ``step`` a float op whose output jumps (floor, ceil, round, sign): a head fed by one flips
-    where the step's own input crosses these points, so the oracle measures there.
+    where the step's own input crosses these points, so the oracle measures there. ``infer``
+    ``by_meta`` lets torch itself decide shape and dtype (promotion of integers, bools, 0-d
+    tensors and Python scalars), so the IR's dtype is the one eager produces.
     """
 
     name: str
@@ -296,6 +298,10 @@ class OpSpec:
     # For ops no template or shape rule can describe (generic calls): arity -1 means any.
     renderer: Callable[[list[str], dict], str] | None = None
     infer: Callable[[list[Shape], list[str], dict], tuple[Shape, str]] | None = None
+    # The op's input domain: where its first input is interesting (poles, branch points, where it
+    # overflows or saturates), as a function of the working dtype's finfo. The ``edges`` input
+    # domain (gen.domains) draws there.
+    edges: Callable[[torch.finfo], tuple[float, ...]] | None = None
 
     def render(self, args: list[str], attrs: dict) -> str:
         if self.arity >= 0 and len(args) != self.arity:
@@ -323,6 +329,52 @@ class OpSpec:
 REGISTRY: dict[str, OpSpec] = {}
 
 
+MAX_NUMEL = 1 << 28  # elements one node may make: a case file cannot make numfuzz allocate more
+
+
+def _check_sizes(name: str, attrs: dict) -> None:
+    """A factory's length comes from its attributes: bound it before anything runs (the output
+    alone does not tell, ``x + arange(n)`` broadcast against an empty ``x`` is empty)."""
+    lengths = [attrs.get(key) for key in ("n", "length")]
+    if {"start", "end", "step"} <= set(attrs):
+        try:
+            lengths.append(math.ceil((attrs["end"] - attrs["start"]) / attrs["step"]))
+        except (TypeError, ZeroDivisionError, ValueError, OverflowError):
+            raise InvalidGraph(f"{name}: arange bounds {attrs!r} are not numbers") from None
+    size = attrs.get("size", ())
+    lengths += list(size) if isinstance(size, (list, tuple)) else [size]
+    for length in lengths:
+        if isinstance(length, (int, float)) and not abs(length) <= MAX_NUMEL:
+            raise InvalidGraph(f"{name}: a length of {length} is more than numfuzz runs")
+
+
+def by_meta(name: str) -> Callable[[list[Shape], list[str], dict], tuple[Shape, str]]:
+    """Shape and dtype as torch computes them: the op's own source evaluated on meta tensors
+    (nothing is allocated). The text is the registry's template with literal attributes, the
+    same text the renderer emits and the runner executes."""
+
+    def infer(shapes: list[Shape], dtypes: list[str], attrs: dict) -> tuple[Shape, str]:
+        _check_sizes(name, attrs)
+        names = [f"_in{i}" for i in range(len(shapes))]
+        expr = REGISTRY[name].render(names, attrs)
+        scope: dict[str, Any] = {"torch": torch, "F": torch.nn.functional}
+        scope.update({n: torch.empty(s, dtype=torch_dtype(d), device="meta")
+                      for n, s, d in zip(names, shapes, dtypes)})
+        try:
+            with torch.device("meta"):
+                out = eval(expr, scope)  # noqa: S307 - registry text, literal attributes
+        except Exception as err:  # torch rejects these shapes or dtypes: an invalid graph
+            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+            raise InvalidGraph(f"{name}: {type(err).__name__}: {first}") from None
+        if not isinstance(out, torch.Tensor):
+            raise InvalidGraph(f"{name} does not return one tensor")
+        if out.numel() > MAX_NUMEL:
+            raise InvalidGraph(f"{name} makes {out.numel()} elements, more than numfuzz runs")
+        return tuple(out.shape), str(out.dtype).removeprefix("torch.")
+
+    return infer
+
+
 def register(spec: OpSpec) -> OpSpec:
     REGISTRY[spec.name] = spec
     return spec
@@ -338,9 +390,6 @@ for _name, _template in {
     "tanh": "torch.tanh({0})",
     "silu": "F.silu({0})",
     "erf": "torch.erf({0})",
-    "exp": "torch.exp({0})",
-    "abs": "torch.abs({0})",
-    "neg": "torch.neg({0})",
     "log2": "torch.log2({0})",
     "sqrt": "torch.sqrt({0})",
     "rsqrt": "torch.rsqrt({0})",
@@ -350,19 +399,24 @@ for _name, _template in {
 for _name, _step in (("floor", "to_int_boundary"), ("ceil", "to_int_boundary"),
                      ("trunc", "to_int_boundary"), ("round", "round_boundary"),
                      ("sign", "sign_boundary")):
-    unary(_name, f"torch.{_name}({{0}})", step=globals()[_step])
+    unary(_name, f"torch.{_name}({{0}})", step=globals()[_step], infer=by_meta(_name))
+for _name in ("abs", "neg"):  # also integers: -abs(x) on uint8 wraps
+    unary(_name, f"torch.{_name}({{0}})", infer=by_meta(_name))
 
 unary("gelu", "F.gelu({0}, approximate={approximate})", attrs=("approximate",))
 # An explicit round trip through a narrower float: eager rounds here; a fused kernel may not.
 unary("cast_roundtrip", "{0}.to(torch.{to}).to({0}.dtype)", attrs=("to",), raw=("to",))
-unary("mul_scalar", "{0} * {value}", attrs=("value",))
-unary("div_scalar", "{0} / {value}", attrs=("value",))
-unary("add_scalar", "{0} + {value}", attrs=("value",))
-unary("floordiv_scalar", "torch.div({0}, {value}, rounding_mode='floor')", attrs=("value",),
-      step=multiple_boundary)
-unary("truncdiv_scalar", "torch.div({0}, {value}, rounding_mode='trunc')", attrs=("value",),
-      step=multiple_boundary)
-unary("clamp", "torch.clamp({0}, {lo}, {hi})", attrs=("lo", "hi"))
+# Scalar arithmetic follows torch's promotion: an integer tensor times 0.5 is a float tensor.
+for _name, _template, _step in (
+        ("mul_scalar", "{0} * {value}", None),
+        ("div_scalar", "{0} / {value}", None),
+        ("add_scalar", "{0} + {value}", None),
+        ("floordiv_scalar", "torch.div({0}, {value}, rounding_mode='floor')", multiple_boundary),
+        ("truncdiv_scalar", "torch.div({0}, {value}, rounding_mode='trunc')", multiple_boundary),
+        ("remainder_scalar", "torch.remainder({0}, {value})", None),
+        ("fmod_scalar", "torch.fmod({0}, {value})", None)):
+    unary(_name, _template, attrs=("value",), step=_step, infer=by_meta(_name))
+unary("clamp", "torch.clamp({0}, {lo}, {hi})", attrs=("lo", "hi"), infer=by_meta("clamp"))
 
 for _name, _template in {
     "add": "{0} + {1}",
@@ -373,11 +427,14 @@ for _name, _template in {
     "minimum": "torch.minimum({0}, {1})",
     "floordiv": "torch.div({0}, {1}, rounding_mode='floor')",
 }.items():
-    register(OpSpec(_name, 2, _template, shape_rule=broadcast, category="binary"))
+    register(OpSpec(_name, 2, _template, category="binary", infer=by_meta(_name)))
 
 for _name, _template in {
     "amax": "torch.amax({0}, dim={dim}, keepdim=True)",
     "sum": "torch.sum({0}, dim={dim}, keepdim=True)",
+}.items():  # also integers: sum of int8 is int64
+    unary(_name, _template, category="reduce", attrs=("dim",), infer=by_meta(_name))
+for _name, _template in {
     "mean": "torch.mean({0}, dim={dim}, keepdim=True)",
     "var": "torch.var({0}, dim={dim}, keepdim=True, correction=0)",
 }.items():
@@ -434,6 +491,182 @@ register(OpSpec("sdpa_masked", 4, "F.scaled_dot_product_attention({0}, {1}, {2},
 register(OpSpec("rope", 3,
                 "{0} * {1} + torch.cat((-{0}[..., {half}:], {0}[..., :{half}]), dim=-1) * {2}",
                 shape_rule=rope_shape, category="attention", attrs=("half",)))
+
+# ---------------------------------------------------------------- the edge vocabulary
+# Ops whose compiled forms use other math libraries (SLEEF, libdevice), other algorithms (floor
+# division, remainder) or other masks, each with the input values where it is most fragile.
+# torch decides their shapes and dtypes (``by_meta``).
+
+
+def _overflow(f: torch.finfo) -> tuple[float, ...]:
+    """exp and friends: where they overflow and where they underflow to subnormals."""
+    top = math.log(f.max)
+    return (top, -top, math.log(f.tiny), 0.0)
+
+
+_PI = math.pi
+EDGE_UNARY: dict[str, tuple[str, Callable[[torch.finfo], tuple[float, ...]]]] = {
+    "exp": ("torch.exp({0})", _overflow),
+    "exp2": ("torch.exp2({0})", lambda f: (math.log2(f.max), math.log2(f.tiny), 0.0)),
+    "expm1": ("torch.expm1({0})", lambda f: (*_overflow(f), -1e-5)),
+    "sinh": ("torch.sinh({0})", lambda f: (math.log(f.max) + math.log(2), -math.log(f.max)
+                                           - math.log(2), math.log(f.max), 0.0)),
+    "cosh": ("torch.cosh({0})", lambda f: (math.log(f.max) + math.log(2), math.log(f.max), 0.0)),
+    "asinh": ("torch.asinh({0})", lambda f: (math.sqrt(f.max), -math.sqrt(f.max), f.max / 4,
+                                             1e19, 0.0)),
+    "acosh": ("torch.acosh({0})", lambda f: (1.0, math.sqrt(f.max), f.max / 4)),
+    "atanh": ("torch.atanh({0})", lambda f: (1.0, -1.0, 0.0)),
+    "asin": ("torch.asin({0})", lambda f: (1.0, -1.0)),
+    "acos": ("torch.acos({0})", lambda f: (1.0, -1.0)),
+    "atan": ("torch.atan({0})", lambda f: (0.0, 1e20, -1e20)),
+    "tan": ("torch.tan({0})", lambda f: (_PI / 2, -_PI / 2, 3 * _PI / 2, 1e4)),
+    "sin": ("torch.sin({0})", lambda f: (_PI, 1e5, 1e30 if f.max > 1e30 else 6e4)),
+    "cos": ("torch.cos({0})", lambda f: (_PI / 2, 1e5, 1e30 if f.max > 1e30 else 6e4)),
+    "log": ("torch.log({0})", lambda f: (0.0, f.tiny, 1.0)),
+    "log10": ("torch.log10({0})", lambda f: (0.0, f.tiny, 1.0)),
+    "log1p": ("torch.log1p({0})", lambda f: (-1.0, 0.0, f.eps)),
+    "reciprocal": ("torch.reciprocal({0})", lambda f: (0.0, f.tiny, 1 / f.max)),
+    "square": ("torch.square({0})", lambda f: (math.sqrt(f.max), -math.sqrt(f.max))),
+    "erfinv": ("torch.erfinv({0})", lambda f: (1.0, -1.0, 0.0)),
+    "erfc": ("torch.erfc({0})", lambda f: (9.0 if f.bits > 16 else 4.0, -4.0, 0.0)),
+    "erfcx": ("torch.special.erfcx({0})", lambda f: (-9.0, 0.0, 1e4)),
+    "ndtri": ("torch.special.ndtri({0})", lambda f: (0.0, 1.0, 0.5)),
+    "log_ndtr": ("torch.special.log_ndtr({0})", lambda f: (-40.0, 0.0, 6.0)),
+    "lgamma": ("torch.lgamma({0})", lambda f: (0.0, -1.0, -2.0, 1.0, 2.0, f.max ** 0.5)),
+    "digamma": ("torch.digamma({0})", lambda f: (0.0, -1.0, -2.0, 1.0)),
+    "i0": ("torch.special.i0({0})", lambda f: (math.log(f.max), -math.log(f.max), 0.0)),
+    "i0e": ("torch.special.i0e({0})", lambda f: (0.0, 700.0)),
+    "i1": ("torch.special.i1({0})", lambda f: (math.log(f.max), -math.log(f.max), 0.0)),
+    "i1e": ("torch.special.i1e({0})", lambda f: (0.0, 700.0)),
+    "bessel_j0": ("torch.special.bessel_j0({0})", lambda f: (2.404825557695773, 0.0, 25.0)),
+    "bessel_j1": ("torch.special.bessel_j1({0})", lambda f: (3.831705970207512, 0.0, 25.0)),
+    "sinc": ("torch.special.sinc({0})", lambda f: (0.0, 1.0, -1.0, f.max / 8)),
+    "entr": ("torch.special.entr({0})", lambda f: (0.0, 1.0)),
+    "logit": ("torch.logit({0})", lambda f: (0.0, 1.0, 0.5)),
+    "frac": ("torch.frac({0})", lambda f: (0.0, -1.0, 1.0)),
+    "softplus": ("F.softplus({0})", lambda f: (20.0, -20.0, math.log(f.max))),
+    "mish": ("F.mish({0})", lambda f: (-20.0, 20.0, math.log(f.max))),
+    "logsigmoid": ("F.logsigmoid({0})", lambda f: (-math.log(f.max), 0.0, 20.0)),
+    "hardswish": ("F.hardswish({0})", lambda f: (3.0, -3.0, 0.0)),
+    "hardsigmoid": ("F.hardsigmoid({0})", lambda f: (3.0, -3.0)),
+}
+for _name, (_template, _edges) in EDGE_UNARY.items():
+    unary(_name, _template, edges=_edges, infer=by_meta(_name))
+for _name, _edges in {  # the float-only unary ops above, at their edges too
+    "sigmoid": lambda f: (-math.log(f.max), math.log(f.max), 0.0),
+    "tanh": lambda f: (0.0, 9.0, -9.0),
+    "erf": lambda f: (0.0, 4.0, -4.0),
+    "silu": lambda f: (-math.log(f.max), 0.0),
+    "sqrt": lambda f: (0.0, f.tiny),
+    "rsqrt": lambda f: (0.0, f.tiny, f.max / 4),
+    "log2": lambda f: (0.0, f.tiny, 1.0),
+}.items():
+    REGISTRY[_name] = replace(REGISTRY[_name], edges=_edges)
+# Powers with negative and fractional exponents: where they overflow, and at zero.
+unary("pow_scalar", "torch.pow({0}, {value})", attrs=("value",), infer=by_meta("pow_scalar"),
+      edges=lambda f: (0.0, f.tiny, math.sqrt(f.max), -1.0))
+unary("round_decimals", "torch.round({0}, decimals={decimals})", attrs=("decimals",),
+      infer=by_meta("round_decimals"))
+unary("ldexp_scalar", "torch.ldexp({0}, torch.tensor({value}, device={0}.device))",
+      attrs=("value",), infer=by_meta("ldexp_scalar"), edges=lambda f: (f.tiny, f.max / 4))
+unary("frexp", "torch.frexp({0})[{pick}]", attrs=("pick",), infer=by_meta("frexp"),
+      edges=lambda f: (0.0, f.tiny, f.tiny * f.eps, f.max))
+
+for _name, _template in {
+    "atan2": "torch.atan2({0}, {1})",
+    "hypot": "torch.hypot({0}, {1})",
+    "xlogy": "torch.xlogy({0}, {1})",
+    "copysign": "torch.copysign({0}, {1})",
+    "fmax": "torch.fmax({0}, {1})",
+    "fmin": "torch.fmin({0}, {1})",
+    "logaddexp": "torch.logaddexp({0}, {1})",
+    "pow": "torch.pow({0}, {1})",
+    "remainder": "torch.remainder({0}, {1})",
+    "fmod": "torch.fmod({0}, {1})",
+    "truncdiv": "torch.div({0}, {1}, rounding_mode='trunc')",
+    "true_divide": "torch.true_divide({0}, {1})",
+    "bitwise_and": "{0} & {1}",
+    "bitwise_or": "{0} | {1}",
+    "bitwise_xor": "{0} ^ {1}",
+    "lt": "{0} < {1}",
+    "le": "{0} <= {1}",
+    "eq": "{0} == {1}",
+    "ne": "{0} != {1}",
+}.items():
+    register(OpSpec(_name, 2, _template, category="binary", infer=by_meta(_name),
+                    boundary=compare_boundary if _name in ("lt", "le", "eq", "ne") else None))
+
+for _name, _template in {
+    "bitwise_not": "torch.bitwise_not({0})",
+    "shl_scalar": "{0} << {value}",
+    "shr_scalar": "{0} >> {value}",
+    "lt_scalar": "{0} < {value}",
+}.items():
+    unary(_name, _template, attrs=("value",) if "{value}" in _template else (),
+          infer=by_meta(_name), boundary=compare_boundary if _name == "lt_scalar" else None)
+# Casts, and promotion against a 0-d tensor (a bf16 tensor times a float64 0-d tensor stays bf16).
+unary("cast", "{0}.to(torch.{to})", attrs=("to",), raw=("to",), infer=by_meta("cast"))
+register(OpSpec("where", 3, "torch.where({0}, {1}, {2})", category="binary",
+                infer=by_meta("where")))
+register(OpSpec("masked_fill", 2, "{0}.masked_fill({1}, {value})", category="binary",
+                attrs=("value",), infer=by_meta("masked_fill")))
+
+# Reductions, including over empty and one-element dims (``dims`` a tuple of dims).
+for _name, _template in {
+    "amin": "torch.amin({0}, dim={dims}, keepdim={keepdim})",
+    "amax_dims": "torch.amax({0}, dim={dims}, keepdim={keepdim})",
+    "sum_dims": "torch.sum({0}, dim={dims}, keepdim={keepdim})",
+    "mean_dims": "torch.mean({0}, dim={dims}, keepdim={keepdim})",
+    "prod": "torch.prod({0}, dim={dim}, keepdim={keepdim})",
+    "any": "torch.any({0}, dim={dim}, keepdim={keepdim})",
+    "all": "torch.all({0}, dim={dim}, keepdim={keepdim})",
+    "logsumexp": "torch.logsumexp({0}, dim={dims}, keepdim={keepdim})",
+    "norm": "torch.linalg.vector_norm({0}, {p}, dim={dims}, keepdim={keepdim})",
+    "var_c": "torch.var({0}, dim={dims}, correction={correction}, keepdim={keepdim})",
+    "std_c": "torch.std({0}, dim={dims}, correction={correction}, keepdim={keepdim})",
+    "var_mean": "torch.var_mean({0}, dim={dims}, correction={correction}, "
+                "keepdim={keepdim})[{pick}]",
+    "std_mean": "torch.std_mean({0}, dim={dims}, correction={correction}, "
+                "keepdim={keepdim})[{pick}]",
+}.items():
+    unary(_name, _template, category="reduce", infer=by_meta(_name),
+          attrs=tuple(a for a in ("dim", "dims", "keepdim", "p", "correction", "pick")
+                      if "{" + a + "}" in _template))
+for _name in ("cumsum", "cumprod"):
+    unary(_name, f"torch.{_name}({{0}}, dim={{dim}})", category="reduce", attrs=("dim",),
+          infer=by_meta(_name))
+
+# Indexing with int64 indices (drawn in range: an out-of-range index is an eager error).
+register(OpSpec("gather", 2, "torch.gather({0}, {dim}, {1})", category="layout", attrs=("dim",),
+                infer=by_meta("gather")))
+register(OpSpec("index_select", 2, "torch.index_select({0}, {dim}, {1})", category="layout",
+                attrs=("dim",), infer=by_meta("index_select")))
+register(OpSpec("embedding", 2, "F.embedding({1}, {0})", category="layout",
+                infer=by_meta("embedding")))
+
+# Factories inside the graph, with int64 and float steps, feeding arithmetic.
+unary("arange_mul", "{0} + torch.arange({n}, device={0}.device) * {value}", category="factory",
+      attrs=("n", "value"), infer=by_meta("arange_mul"))
+unary("arange_step", "{0} + torch.arange({start}, {end}, {step}, device={0}.device)",
+      category="factory", attrs=("start", "end", "step"), infer=by_meta("arange_step"))
+unary("linspace_mul", "{0} * torch.linspace({lo}, {hi}, {n}, device={0}.device)",
+      category="factory", attrs=("lo", "hi", "n"), infer=by_meta("linspace_mul"))
+unary("full_like", "torch.full_like({0}, {value})", category="factory", attrs=("value",),
+      infer=by_meta("full_like"))
+
+# Layout changes: views the compiled kernel must index correctly.
+for _name, _template, _attrs in (
+        ("permute", "{0}.permute({dims})", ("dims",)),
+        ("expand", "{0}.expand({size})", ("size",)),
+        ("flip", "{0}.flip({dims})", ("dims",)),
+        ("slice_step", "{0}[..., ::{step}]", ("step",)),
+        ("narrow", "{0}.narrow({dim}, {start}, {length})", ("dim", "start", "length")),
+        ("chunk", "{0}.chunk({chunks}, dim={dim})[{pick}]", ("chunks", "dim", "pick")),
+        ("contiguous", "{0}.contiguous()", ()),
+        ("unsqueeze", "{0}.unsqueeze({dim})", ("dim",))):
+    unary(_name, _template, category="layout", attrs=_attrs, infer=by_meta(_name))
+register(OpSpec("cat", 2, "torch.cat(({0}, {1}), dim={dim})", category="layout",
+                attrs=("dim",), infer=by_meta("cat")))
 
 # Heads: the discontinuous encodings where one ulp upstream becomes a wrong answer.
 unary("e8m0",

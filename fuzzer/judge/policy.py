@@ -6,7 +6,8 @@ Questions only the graph can answer, asked of the float64 (and eager) values of 
   is), and whether that is farther than eager's own noise there, so a flip can be graded as
   evidence; and whether a head's codes are ordered (nearer is better) or only right or wrong;
 - which elements are undefined: an integer converted from a float64 NaN (C++ leaves the result
-  undefined; for an unclamped cast, also from inf or out of the integer's range), and index
+  undefined; for an unclamped cast, also from inf or out of the integer's range; for ``frexp``'s
+  exponent, also from inf), and index
   outputs (argmax/topk indices: ties make any answer valid), never compared;
 - whether a float step further up (``round(x / 0.3)`` under a silu, ``x // 0.1`` on the other
   side of a compare) sits on a tie anywhere: its jump could be the flip, so none is strong;
@@ -32,6 +33,7 @@ from fuzzer.judge.oracle import Verdict
 EXACT = "exact"  # evidence_source: a code computed without floats
 INDEX_OPS = {"argmax", "argmin", "argsort"}  # always indices
 INDEX_PICKS = {"topk", "sort", "max", "min", "kthvalue", "mode", "median"}  # element 1: indices
+UNCLAMPED_CASTS = ("to_int32", "cast", "call")  # float to integer: out of range is undefined
 
 
 def heads(graph: Graph, fp64: dict[int, torch.Tensor],
@@ -155,9 +157,11 @@ def undefined_elements(graph: Graph,
             result.append(None)
             continue
         bad = torch.isnan(source)
-        if node["op"] in ("to_int32", "call"):  # no clamp before the conversion
+        if node["op"] in UNCLAMPED_CASTS:  # no clamp before the conversion
             info = torch.iinfo(ops.torch_dtype(node["dtype"]))
             bad |= (source < info.min) | (source > info.max) | torch.isinf(source)
+        if node["op"] == "frexp":  # the exponent of an infinity is unspecified too
+            bad |= torch.isinf(source)
         shape = tuple(node["shape"])
         result.append(bad.cpu() if tuple(bad.shape) == shape else None)
     return result

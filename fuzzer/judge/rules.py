@@ -46,6 +46,19 @@ STRONG_ULPS = 1.0
 NOISE_QUANTILE = 0.99
 
 
+def float64_run(fn, inputs):
+    """The float64 reference: ``fn`` on its inputs with every float widened to float64, run with
+    float64 as the default dtype, so that values an integer tensor promotes to (``n * 0.5``,
+    ``torch.true_divide``, a ``linspace``) are float64 too rather than float32."""
+    wide = [t.double() if t.is_floating_point() else t for t in inputs]
+    saved = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return fn(*wide)
+    finally:
+        torch.set_default_dtype(saved)
+
+
 def discrete_regressions(eager, compiled, ref, undefined=None, ordinal=True):
     """Elements where compiled's code is strictly further from float64's than eager's."""
     ref = ref.to(eager.dtype)

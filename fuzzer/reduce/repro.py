@@ -34,8 +34,7 @@ def main():
 {config}    try:
         inputs = get_inputs()
         eager = model(*inputs)
-        wide = [t.double() if t.is_floating_point() else t for t in inputs]
-        ref = model(*wide)
+        ref = float64_run(model, inputs)
     except Exception as err:
         print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
         return 2
@@ -69,7 +68,7 @@ def main():
     if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
         strong = torch.ones(e.shape, dtype=torch.bool, device=e.device)
     elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
-        fp64, own = trace(*wide), trace(*inputs)
+        fp64, own = float64_run(trace, inputs), trace(*inputs)
         ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
         _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
                                                   HEAD["attrs"], tuple(e.shape),
@@ -243,8 +242,7 @@ def _undefined(case: Case, output: int) -> list[int] | None:
         return None
     trace = render.load(render.render_trace(case.graph), "trace")
     with torch.no_grad():
-        values = trace(*[t.double() if t.is_floating_point() else t
-                         for t in case.ordered_inputs()])
+        values = rules.float64_run(trace, case.ordered_inputs())
     mask = policy.undefined_elements(case.graph, values)[output]
     if mask is None or not bool(mask.any()):
         return None

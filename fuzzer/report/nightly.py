@@ -83,6 +83,7 @@ class NightSettings:
     date: str | None = None  # default: today (local time)
     timeout: float = 300
     fuzz_share: float = 0.7
+    strategies: dict[str, float] | None = None  # campaign strategy weights (gen.strategy)
     policy: str = "float64"  # oracle.POLICIES, for the night's campaign (cases carry their own)
 
     @property
@@ -116,6 +117,7 @@ class Night:
     backlog: int = 0
     stage_seconds: dict = field(default_factory=dict)  # wall time per stage (resumes add up)
     drafts_deferred: int = 0
+    strategies: dict = field(default_factory=dict)  # name -> cases, findings, seconds
 
     @property
     def id(self) -> str:
@@ -239,7 +241,7 @@ def fuzz(ctx: Context) -> None:
     settings = Settings(out=s.corpus_dir, device=s.device, cases=s.cases, seconds=seconds,
                         seed=night.seed, grammar=s.grammar, dtypes=s.dtypes, workers=s.workers,
                         backend=s.backend, timeout=s.timeout, resume=night.cases > 0,
-                        policy=s.policy)
+                        policy=s.policy, strategies=s.strategies)
     ctx.log(f"fuzzing: device={s.device} backend={s.backend} seed={night.seed} "
             f"budget={_budget(s.cases, seconds)} corpus={s.corpus_dir}")
     counts = Counter(night.raw_findings)
@@ -259,7 +261,12 @@ def fuzz(ctx: Context) -> None:
         night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
         night.save(ctx.directory)
 
-    run_campaign(settings, on_outcome=on_outcome)
+    summary = run_campaign(settings, on_outcome=on_outcome)
+    for name, spent_on in summary.strategies.items():  # a resumed night adds to what it had
+        row = night.strategies.setdefault(name, {"cases": 0, "findings": 0, "seconds": 0.0})
+        row["cases"] += spent_on.cases
+        row["findings"] += spent_on.findings
+        row["seconds"] = round(row["seconds"] + spent_on.seconds, 1)
     night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
     ctx.log(f"fuzzed {night.cases} cases in {night.fuzz_seconds:.0f}s; "
             f"raw findings: {dict(counts) or 'none'}")
@@ -627,7 +634,17 @@ def _throughput(night: Night) -> list[str]:
     return ["## Throughput", "", "| cases fuzzed | cases/min | fuzzing time | skipped | "
             "raw findings |", "|---|---|---|---|---|",
             f"| {night.cases} | {rate:.1f} | {night.fuzz_seconds:.0f}s | {night.skipped} | "
-            f"{kinds} |", ""]
+            f"{kinds} |", "", *_strategy_rows(night)]
+
+
+def _strategy_rows(night: Night) -> list[str]:
+    """Where the fuzzing time went (``--strategy NAME=WEIGHT`` to change it)."""
+    if not night.strategies:
+        return []
+    lines = ["| strategy | cases | raw findings | worker seconds |", "|---|---|---|---|"]
+    lines += [f"| {name} | {row['cases']} | {row['findings']} | {row['seconds']:.0f} |"
+              for name, row in sorted(night.strategies.items())]
+    return lines + [""]
 
 
 def _new_section(ctx: Context, new: list[Finding]) -> list[str]:

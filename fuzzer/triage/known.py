@@ -17,6 +17,23 @@ from fuzzer.errors import InputError
 
 KNOWN_FILE = Path(__file__).resolve().parent.parent / "known.toml"
 CONDITIONS = ("family", "device", "vanishes_with", "core_any", "core_all", "torch")
+# One op has several spellings: ``torch.remainder`` and ``operator.mod`` in a captured model,
+# ``remainder`` and ``remainder_scalar`` in a generated one. Conditions compare bare names.
+ALIASES = {"mod": "remainder", "floor_divide": "floordiv", "truediv": "div",
+           "true_divide": "div", "and_": "bitwise_and", "or_": "bitwise_or",
+           "xor": "bitwise_xor", "invert": "bitwise_not", "lshift": "shl", "rshift": "shr"}
+SUFFIXES = ("_scalar", "_dims", "_c", "_mul", "_step")  # generated variants of one op
+
+
+def bare(label: str) -> str:
+    """An op label without its namespace and variant suffix: ``torch.remainder``,
+    ``operator.mod`` and ``remainder_scalar`` are all ``remainder``."""
+    name = label.rsplit(".", 1)[-1]
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[:-len(suffix)]
+            break
+    return ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -32,13 +49,13 @@ class Known:
     torch: str = ""
 
     def matches(self, fields: dict, version: str | None = None) -> bool:
-        core = set(fields.get("core", []))
+        core = {bare(label) for label in fields.get("core", [])}
         return all((
             not self.family or fields.get("family") in self.family,
             not self.device or fields.get("device") == self.device,
             set(self.vanishes_with) <= set(fields.get("vanishes_with", [])),
-            not self.core_any or bool(core & set(self.core_any)),
-            set(self.core_all) <= core,
+            not self.core_any or bool(core & {bare(label) for label in self.core_any}),
+            {bare(label) for label in self.core_all} <= core,
             applies_to(self.torch, version or str(torch.__version__)),
         ))
 

@@ -1,0 +1,140 @@
+"""Discovery: what a campaign's findings are worth, by strategy and by root cause.
+
+    numfuzz run --device cpu --time 30m --workers 2 --seed 11 --out /tmp/hour --json > hour.json
+    .venv/bin/python bench/discovery.py /tmp/hour --summary hour.json > bench/raw/discovery.md
+
+For every finding in the corpus directory: its strategy and case index (``origin``), its kind,
+its cause fields (``triage.signature``, without the bisector), whether it vanishes with
+``emulate_precision_casts`` (one fresh compile; only graphs with an fp16/bf16 value can be the
+round trip Inductor keeps in float32 by default, which maintainers treat as expected), and the
+``known.toml`` entry it matches. *Real* means a finding that is not expected-by-default (a known
+open bug is real: it is a sighting). Root causes merge with ``triage.signature.same_cause``.
+The public classes are the ``known.toml`` entries (each transcribed from a public issue under
+tests/models/public), with the first case index that hit each and, given the campaign's JSON
+summary, the approximate time (index / cases per minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fuzzer.corpus.case import Case  # noqa: E402
+from fuzzer.errors import CaseError  # noqa: E402
+from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.triage import known  # noqa: E402
+from fuzzer.triage.attribute import outcome_of, run_fresh  # noqa: E402
+from fuzzer.triage.signature import same_cause, signature_fields  # noqa: E402
+
+EXPECTED_KNOB = {"emulate_precision_casts": True}
+
+
+def half_precision(case: Case) -> bool:
+    return any(case.graph.node(n)["dtype"] in ("float16", "bfloat16") for n in case.graph.g)
+
+
+def judge_finding(case: Case, runner: Runner) -> dict:
+    fields = signature_fields(case, None)
+    expected = False
+    if half_precision(case):
+        verdict = run_fresh(runner, case, EXPECTED_KNOB)
+        expected = outcome_of(case.verdict, verdict) == "vanishes"
+    if expected:
+        fields["vanishes_with"] = ["emulate_precision_casts"]
+    entry = known.match(fields)
+    return {"fields": fields, "expected": expected, "known": entry.id if entry else None,
+            "kind": case.verdict.kind, "strategy": case.origin.get("strategy", "?"),
+            "index": int(case.origin.get("index", -1))}
+
+
+def causes(rows: list[dict]) -> list[dict]:
+    """Real findings merged into root causes (same_cause), first seen first."""
+    merged: list[dict] = []
+    for row in sorted(rows, key=lambda r: r["index"]):
+        for cause in merged:
+            if same_cause(cause["fields"], row["fields"]):
+                cause["count"] += 1
+                if len(row["fields"]["core"]) < len(cause["fields"]["core"]):
+                    cause["fields"] = row["fields"]
+                break
+        else:
+            merged.append({**row, "count": 1})
+    return merged
+
+
+def report(rows: list[dict], summary: dict | None) -> str:
+    per_min = (summary or {}).get("cases_per_min") or 0
+    strategies = (summary or {}).get("strategies", {})
+    lines = ["| strategy | cases | findings | expected (round trip) | real | real causes "
+             "| known classes hit |", "|---|---|---|---|---|---|---|"]
+    by_strategy: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_strategy[row["strategy"]].append(row)
+    for name in sorted(set(by_strategy) | set(strategies)):
+        mine = by_strategy.get(name, [])
+        real = [r for r in mine if not r["expected"]]
+        hit = sorted({r["known"] for r in real if r["known"]})
+        cases = strategies.get(name, {}).get("cases", "?")
+        lines.append(f"| {name} | {cases} | {len(mine)} | {len(mine) - len(real)} | "
+                     f"{len(real)} | {len(causes(real))} | {', '.join(hit) or '-'} |")
+    real = [r for r in rows if not r["expected"]]
+    merged = causes(real)
+    lines += ["", f"{len(rows)} findings, {len(real)} real, {len(merged)} real root causes "
+              f"({sum(1 for c in merged if not c['known'])} match no known entry)", "",
+              "| root cause (family: float core) | known entry | findings | first case "
+              "| strategy |", "|---|---|---|---|---|"]
+    for cause in merged:
+        core = " → ".join(cause["fields"]["core"][-6:]) or "(the head's own kernel)"
+        lines.append(f"| {cause['fields']['family']}: {core} | {cause['known'] or 'new'} | "
+                     f"{cause['count']} | {cause['index']} | {cause['strategy']} |")
+    first: dict[str, int] = {}
+    hits: Counter = Counter()
+    for row in sorted(rows, key=lambda r: r["index"]):
+        if row["known"]:
+            first.setdefault(row["known"], row["index"])
+            hits[row["known"]] += 1
+    lines += ["", "| known class (known.toml) | first case | ~minutes | findings |",
+              "|---|---|---|---|"]
+    for entry in known.entries():
+        if entry.id in first:
+            minutes = f"{first[entry.id] / per_min:.1f}" if per_min else "?"
+            lines.append(f"| {entry.id} | {first[entry.id]} | {minutes} | {hits[entry.id]} |")
+        else:
+            lines.append(f"| {entry.id} | not found | - | 0 |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--summary", type=Path, help="the campaign's `numfuzz run --json` output")
+    parser.add_argument("--json", type=Path, help="also write every finding's row here")
+    args = parser.parse_args()
+    summary = json.loads(args.summary.read_text()) if args.summary else None
+    runner = Runner("cpu", threads=2, timeout=300, warmup=True)
+    rows = []
+    try:
+        for path in sorted(args.corpus.glob("*.pt")):
+            try:
+                case = Case.load(path)
+            except CaseError as err:
+                print(f"skipped {err}", file=sys.stderr)
+                continue
+            if case.verdict is None or not case.verdict.is_finding:
+                continue
+            rows.append({**judge_finding(case, runner), "file": path.name})
+    finally:
+        runner.close()
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    print(report(rows, summary), end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""Input domains: the named ways numfuzz fills an activation, each aimed at one way numerics break.
+
+A domain is a function ``(shape, dtype, gen, edges) -> float64 or int64 tensor`` (``inputs`` casts
+it to the input's dtype). Float domains:
+
+- ``normal``, ``large``, ``tiny``: unit normal values and the same scaled up or down;
+- ``boundary``: on the heads' discontinuities (powers of two for E8M0, half-integers for rounding),
+  where one ulp decides the answer;
+- ``overflow``: around the dtype's overflow edges: near ``max``, near ``sqrt(max)`` (a square or a
+  product overflows), near ``log(max)`` (``exp``, ``sinh``, ``cosh`` overflow), where a fused kernel
+  that keeps an intermediate in float32 or reorders a product behaves differently;
+- ``special``: a normal tensor with a quarter of its elements replaced by inf, -inf, NaN, +0.0,
+  -0.0, subnormals, the largest and the smallest normal value;
+- ``subnormal``: values below the smallest normal (flush-to-zero, ``frexp``, ``log``);
+- ``decimal``: multiples of 0.1, 0.2, 0.3, 0.7 and 1/3, none exactly representable: what floor
+  division, ``remainder`` and rounding get wrong by one;
+- ``integral``: exact integers stored as floats, up to where the dtype stops holding them;
+- ``edges``: the input domain edges of the op the input feeds (``OpSpec.edges``: poles, branch
+  points, overflow thresholds), a few ulps either side, among normal values.
+
+Integer domains (for integer inputs; bool inputs are fair coins): ``small`` (-10..10), ``extreme``
+(the dtype's min, max, 0, ±1 mixed in), ``wide`` (int64 values beyond 2^31, the full range for
+narrower types). Index inputs (role ``index``) are always in range: out of range is an eager error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+Shape = tuple[int, ...]
+Domain = Callable[[Shape, torch.dtype, torch.Generator, tuple[float, ...]], torch.Tensor]
+
+LARGE = {torch.float16: 300.0, torch.bfloat16: 1e5, torch.float32: 1e5, torch.float64: 1e5}
+TINY = {torch.float16: 2e-4, torch.bfloat16: 1e-6, torch.float32: 1e-6, torch.float64: 1e-6}
+DECIMAL_STEPS = (0.1, 0.2, 0.3, 0.7, 1.0 / 3.0)
+
+
+def _normal(shape: Shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    return torch.randn(shape, generator=gen, dtype=torch.float64)
+
+
+def _signs(shape: Shape, gen: torch.Generator) -> torch.Tensor:
+    return torch.where(torch.rand(shape, generator=gen) < 0.5, -1.0, 1.0).double()
+
+
+def _pick(shape: Shape, gen: torch.Generator, values: list[float]) -> torch.Tensor:
+    table = torch.tensor(values, dtype=torch.float64)
+    return table[torch.randint(0, len(values), shape, generator=gen)]
+
+
+def _ulps(shape: Shape, gen: torch.Generator, eps: float, spread: int = 3) -> torch.Tensor:
+    """1 + k * eps for k in [-spread, spread]: a value a few ulps either side of its base."""
+    return 1 + torch.randint(-spread, spread + 1, shape, generator=gen).double() * eps
+
+
+def normal(shape: Shape, dtype: torch.dtype, gen: torch.Generator, edges: tuple) -> torch.Tensor:
+    return _normal(shape, dtype, gen)
+
+
+def large(shape: Shape, dtype: torch.dtype, gen: torch.Generator, edges: tuple) -> torch.Tensor:
+    return _normal(shape, dtype, gen) * LARGE[dtype]
+
+
+def tiny(shape: Shape, dtype: torch.dtype, gen: torch.Generator, edges: tuple) -> torch.Tensor:
+    return _normal(shape, dtype, gen) * TINY[dtype]
+
+
+def boundary(shape: Shape, dtype: torch.dtype, gen: torch.Generator,
+             edges: tuple) -> torch.Tensor:
+    eps = torch.finfo(dtype).eps
+    exponent = torch.randint(-6, 7, shape, generator=gen).double()
+    powers = torch.exp2(exponent) * _ulps(shape, gen, eps, 2)
+    halves = (torch.randint(-20, 20, shape, generator=gen).double() + 0.5) / 8
+    pick = torch.rand(shape, generator=gen) < 0.5
+    return torch.where(pick, powers, halves) * _signs(shape, gen)
+
+
+def overflow(shape: Shape, dtype: torch.dtype, gen: torch.Generator,
+             edges: tuple) -> torch.Tensor:
+    info = torch.finfo(dtype)
+    bases = [info.max, info.max / 2, math.sqrt(info.max), math.log(info.max),
+             math.log(info.max) + math.log(2), math.log2(info.max)]
+    near = _pick(shape, gen, bases) * _ulps(shape, gen, info.eps, 4)
+    scaled = _pick(shape, gen, bases) * torch.rand(shape, generator=gen, dtype=torch.float64)
+    mixed = torch.where(torch.rand(shape, generator=gen) < 0.5, near, scaled)
+    return mixed.clamp(max=info.max) * _signs(shape, gen)
+
+
+def special_values(dtype: torch.dtype) -> list[float]:
+    info = torch.finfo(dtype)
+    subnormal = info.tiny * info.eps  # the smallest positive subnormal
+    return [math.inf, -math.inf, math.nan, 0.0, -0.0, subnormal, -subnormal, info.max, -info.max,
+            info.tiny, -info.tiny]
+
+
+def special(shape: Shape, dtype: torch.dtype, gen: torch.Generator, edges: tuple) -> torch.Tensor:
+    mixed = torch.rand(shape, generator=gen) < 0.25
+    return torch.where(mixed, _pick(shape, gen, special_values(dtype)), _normal(shape, dtype, gen))
+
+
+def subnormal(shape: Shape, dtype: torch.dtype, gen: torch.Generator,
+              edges: tuple) -> torch.Tensor:
+    info = torch.finfo(dtype)
+    below = info.tiny * torch.rand(shape, generator=gen, dtype=torch.float64)
+    mixed = torch.rand(shape, generator=gen) < 0.75
+    return torch.where(mixed, below, info.tiny * _normal(shape, dtype, gen) * 4) \
+        * _signs(shape, gen)
+
+
+def decimal(shape: Shape, dtype: torch.dtype, gen: torch.Generator, edges: tuple) -> torch.Tensor:
+    steps = _pick(shape, gen, list(DECIMAL_STEPS))
+    return torch.randint(-60, 61, shape, generator=gen).double() * steps
+
+
+def integral(shape: Shape, dtype: torch.dtype, gen: torch.Generator,
+             edges: tuple) -> torch.Tensor:
+    exact_up_to = 2.0 / torch.finfo(dtype).eps  # 2^24 for float32: integers stop being exact
+    small = torch.randint(-100, 101, shape, generator=gen).double()
+    top = (exact_up_to - torch.randint(0, 4, shape, generator=gen).double()) * _signs(shape, gen)
+    return torch.where(torch.rand(shape, generator=gen) < 0.8, small, top)
+
+
+def at_edges(shape: Shape, dtype: torch.dtype, gen: torch.Generator,
+             edges: tuple) -> torch.Tensor:
+    if not edges:
+        return special(shape, dtype, gen, edges)
+    info = torch.finfo(dtype)
+    points = _pick(shape, gen, [e for e in edges if math.isfinite(e)] or [0.0])
+    near = points * _ulps(shape, gen, info.eps, 4)
+    # At zero, "a few ulps" means the smallest normals and subnormals of either sign.
+    at_zero = _pick(shape, gen, [0.0, -0.0, info.tiny, -info.tiny, info.tiny * info.eps])
+    near = torch.where(points == 0, at_zero, near)
+    mixed = torch.rand(shape, generator=gen) < 0.6
+    return torch.where(mixed, near, _normal(shape, dtype, gen) * 2).clamp(-info.max, info.max)
+
+
+FLOAT_DOMAINS: dict[str, Domain] = {
+    "normal": normal, "large": large, "boundary": boundary, "tiny": tiny, "overflow": overflow,
+    "special": special, "subnormal": subnormal, "decimal": decimal, "integral": integral,
+    "edges": at_edges,
+}
+
+
+def small_ints(shape: Shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    info = torch.iinfo(dtype)
+    return torch.randint(max(-10, info.min), min(10, info.max) + 1, shape, generator=gen)
+
+
+def extreme_ints(shape: Shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    info = torch.iinfo(dtype)
+    edges = torch.tensor([info.min, info.min + 1, info.max, info.max - 1, 0, 1,
+                          -1 if info.min < 0 else 2], dtype=torch.int64)
+    picked = edges[torch.randint(0, len(edges), shape, generator=gen)]
+    return torch.where(torch.rand(shape, generator=gen) < 0.5, picked,
+                       small_ints(shape, dtype, gen))
+
+
+def wide_ints(shape: Shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    info = torch.iinfo(dtype)
+    if dtype != torch.int64:
+        return torch.randint(info.min, info.max + 1, shape, generator=gen)
+    # Around 2^31 and 2^32, where int32 index arithmetic wraps, and further out.
+    base = torch.tensor([2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**40, 2**53 + 1],
+                        dtype=torch.int64)
+    picked = base[torch.randint(0, len(base), shape, generator=gen)]
+    offset = torch.randint(-3, 4, shape, generator=gen)
+    sign = torch.where(torch.rand(shape, generator=gen) < 0.5, -1, 1)
+    return (picked + offset) * sign
+
+
+INT_DOMAINS = {"small": small_ints, "extreme": extreme_ints, "wide": wide_ints}
+# The integer domain each float domain's draw uses for the integer inputs of the same graph.
+INT_FOR = {"normal": "small", "large": "wide", "boundary": "extreme", "tiny": "small",
+           "overflow": "wide", "special": "extreme", "subnormal": "small", "decimal": "small",
+           "integral": "wide", "edges": "extreme"}
+DOMAINS = tuple(FLOAT_DOMAINS)
+
+
+def fill(shape: Shape, dtype: torch.dtype, domain: str, gen: torch.Generator,
+         edges: tuple[float, ...] = ()) -> torch.Tensor:
+    """A tensor of ``shape`` in ``domain``, already in ``dtype`` (bool, integer or float)."""
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) < 0.5
+    if not dtype.is_floating_point:
+        return INT_DOMAINS[INT_FOR.get(domain, domain)](shape, dtype, gen).to(dtype)
+    return FLOAT_DOMAINS[domain](shape, dtype, gen, edges).to(dtype)
+
+
+# ---------------------------------------------------------------- layouts
+
+LAYOUTS = ("contiguous", "transposed", "strided", "expanded", "offset")
+
+
+def lay_out(value: torch.Tensor, layout: str) -> torch.Tensor:
+    """``value`` (contiguous) stored as ``layout`` says, with the same shape: a transposed view,
+    every other element of a wider buffer or a storage offset (the same elements), or
+    ``expanded``: the first slice along the first dim longer than 1, broadcast along it with
+    stride 0 (so that dim's slices become equal)."""
+    if layout == "contiguous" or value.dim() == 0 or value.numel() == 0:
+        return value
+    if layout == "transposed" and value.dim() >= 2:
+        return value.transpose(-1, -2).contiguous().transpose(-1, -2)
+    if layout == "strided":
+        wide = torch.zeros((*value.shape[:-1], value.shape[-1] * 2), dtype=value.dtype)
+        wide[..., ::2] = value
+        return wide[..., ::2]
+    if layout == "offset":
+        flat = torch.zeros(value.numel() + 1, dtype=value.dtype)
+        flat[1:] = value.reshape(-1)
+        return flat[1:].view(value.shape)
+    if layout == "expanded":
+        dim = next((d for d, s in enumerate(value.shape) if s > 1), None)
+        if dim is None:
+            return value
+        return value.narrow(dim, 0, 1).expand(value.shape)
+    return value
