@@ -202,12 +202,15 @@ def test_bad_strategy_weights_are_one_line_errors(bad: str) -> None:
 
 def test_cases_record_their_strategy_and_draw_domains() -> None:
     settings = campaign.Settings(out=Path("unused"), seed=5, draws=4)
-    for index in range(30):
+    for index in range(200):
         case, task = campaign.make_case(settings, index)
         picked = strategy.STRATEGIES[case.origin["strategy"]]
         assert set(task.magnitudes) <= set(picked.cycle)
-        again, _ = campaign.make_case(settings, index)
-        assert again.graph.to_dict() == case.graph.to_dict()
+        for draw in task.draws:  # every draw can become a case file (a digest, a name)
+            Case(graph=case.graph, inputs=draw).digest()
+        if index < 30:
+            again, _ = campaign.make_case(settings, index)
+            assert again.graph.to_dict() == case.graph.to_dict()
 
 
 # ---------------------------------------------------------------- the vocabulary compiles
@@ -350,6 +353,14 @@ def test_layout_is_part_of_a_case_digest() -> None:
     strided = Case(graph=b.graph, inputs={str(x): domains.lay_out(value, "transposed")})
     assert torch.equal(plain.inputs[str(x)], strided.inputs[str(x)])
     assert plain.digest() != strided.digest()
+    # A size-1 dim may have any stride and still be contiguous: the digest reads its bytes.
+    b = Builder(random.Random(0), "bfloat16")
+    one = b.input((1,))
+    b.graph.outputs = [b.op("exp", one)]
+    odd = Case(graph=b.graph, inputs={str(one): torch.ones(2, dtype=torch.bfloat16)[::2]})
+    assert odd.inputs[str(one)].stride() == (2,) and odd.inputs[str(one)].is_contiguous()
+    assert odd.digest() == Case(graph=b.graph,
+                                inputs={str(one): torch.ones(1, dtype=torch.bfloat16)}).digest()
 
 
 def test_known_causes_match_every_spelling_of_an_op() -> None:
@@ -378,3 +389,21 @@ def test_a_case_file_cannot_make_a_factory_allocate_without_bound(attrs: dict) -
     b = Builder(random.Random(0), "float32")
     with pytest.raises(ops.InvalidGraph):
         b.op("arange_step", b.input((0, 1)), start=0.0, end=1e12, step=1e-3)
+
+
+def test_a_float_step_reading_an_input_is_the_cause_core() -> None:
+    """sign(x // 0.1): the floor division is the computation, so it names the cause (and the
+    float-floor-division entry matches it); e8m0(x) has no computation but its own kernel."""
+    from fuzzer.judge.oracle import Verdict
+    from fuzzer.triage.signature import float_core
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    step = b.op("sign_int8", b.op("floordiv_scalar", x, value=0.1))
+    own = b.op("e8m0", x, eps=1e-12)
+    b.graph.outputs = [step, own]
+    case = Case(graph=b.graph, inputs={str(x): torch.ones(4)},
+                verdict=Verdict("int-flip", output=0, node=step))
+    assert float_core(case) == ["floordiv_scalar"]
+    case.verdict = Verdict("int-flip", output=1, node=own)
+    assert float_core(case) == []

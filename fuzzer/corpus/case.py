@@ -64,11 +64,10 @@ class Case:
         h = hashlib.sha256(self.graph.digest().encode())
         for node_id in self.graph.input_ids():
             given = self.inputs[str(node_id)]
-            t = given.contiguous().cpu()
-            h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            h.update(f"{given.dtype}{tuple(given.shape)}".encode())
             if not given.is_contiguous():  # a layout is part of the case (older digests stay)
                 h.update(f"{tuple(given.stride())}{given.storage_offset()}".encode())
-            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+            h.update(_raw_bytes(given))
         h.update(f"{self.device}{self.backend}{sorted(self.config.items())}".encode())
         if self.policy != "float64":  # the default leaves older digests as they were
             h.update(self.policy.encode())
@@ -155,6 +154,15 @@ class Case:
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
                 RuntimeError, RecursionError) as err:
             raise CaseError(f"malformed case: {type(err).__name__}: {err}") from None
+
+
+def _raw_bytes(t: torch.Tensor) -> bytes:
+    """The elements' bytes in row-major order, whatever the strides (a size-1 dim may have any
+    stride and still count as contiguous, so ``contiguous()`` alone is not enough)."""
+    flat = t.detach().cpu().reshape(-1)
+    dense = torch.empty(flat.shape, dtype=flat.dtype)
+    dense.copy_(flat)
+    return dense.view(torch.uint8).numpy().tobytes()
 
 
 def _policy(value: Any) -> str:

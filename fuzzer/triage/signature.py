@@ -8,7 +8,9 @@ The fields (``signature_fields``):
   (Inductor, or a custom one);
 - ``core``: the float computation feeding the diverging output, as op labels in canonical order
   (``float_core``): the head, any float step before it (ceil, round, sign) and integer
-  post-processing are cut off; constants, shapes, dtypes, node ids and input values never enter;
+  post-processing are cut off (but a step that reads an input directly, ``x // 0.1`` under the
+  head, is the core: nothing else computes); constants, shapes, dtypes, node ids and input values
+  never enter;
 - ``vanishes_with``: the knobs of the full set (``triage.attribute.KNOBS``) that make it vanish,
   each decided by a majority of k fresh runs (``attribute``), whatever ``--knobs`` a user passed;
 - ``error``: for crashes and timeouts, the exception type and the innermost torch frames.
@@ -60,7 +62,11 @@ def float_core(case: Case) -> list[str]:
                 for n in canonical_order(graph) if graph.node(n)["op"] != "input"]
     source = policy.evidence_source(graph, node)
     if isinstance(source, tuple):  # a discrete head: its float input is where the cause ends
-        node = graph.node(source[0])["inputs"][0]
+        head_input = graph.node(source[0])["inputs"][0]
+        # ... unless nothing computes it but the float steps the head reads (x // 0.1 of an
+        # input): then the steps are the computation, and their labels the core.
+        computed = graph.node(head_input)["op"] != "input"
+        node = head_input if computed or source[0] == node else source[0]
     keep = nx.ancestors(graph.g, node) | {node}
     return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
             for n in canonical_order(graph) if n in keep and graph.node(n)["op"] != "input"]
