@@ -176,7 +176,6 @@ INT_DOMAINS = {"small": small_ints, "extreme": extreme_ints, "wide": wide_ints}
 INT_FOR = {"normal": "small", "large": "wide", "boundary": "extreme", "tiny": "small",
            "overflow": "wide", "special": "extreme", "subnormal": "small", "decimal": "small",
            "integral": "wide", "edges": "extreme"}
-DOMAINS = tuple(FLOAT_DOMAINS)
 
 
 def fill(shape: Shape, dtype: torch.dtype, domain: str, gen: torch.Generator,

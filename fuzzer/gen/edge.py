@@ -55,10 +55,8 @@ def special_body(b: Builder) -> tuple[int, list[int]]:
 def has_kernel(name: str, dtype: str) -> bool:
     """Does eager implement unary op ``name`` for ``dtype`` on the CPU? (Several special
     functions have no bf16/fp16 kernel: a case built on one would only be skipped.)"""
-    expr = ops.spec(name).render(["x"], {})
     try:
-        eval(expr, {"torch": torch, "F": torch.nn.functional,  # noqa: S307 - registry text
-                    "x": torch.ones(2, dtype=ops.torch_dtype(dtype))})
+        ops.evaluate(name, [torch.ones(2, dtype=ops.torch_dtype(dtype))], {})
     except (RuntimeError, NotImplementedError, TypeError):
         return False
     return True

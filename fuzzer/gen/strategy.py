@@ -20,6 +20,7 @@ from fuzzer.errors import InputError
 from fuzzer.gen import edge, grammar
 from fuzzer.gen.grammar import Builder
 from fuzzer.gen.inputs import MAGNITUDES
+from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 
 SALT = 0x5EED_57A7
@@ -101,7 +102,7 @@ def _small(body: Callable[[Builder], tuple[int, list[int]]], seed: int, dtype: s
     b = Builder(random.Random(seed), dtype)
     y, taps = body(b)
     outputs = [y]
-    if b.graph.node(y)["dtype"] in ("float32", "bfloat16", "float16") and b.chance(0.4):
+    if b.graph.node(y)["dtype"] in ops.FLOAT_DTYPES and b.chance(0.4):
         if b.chance(0.2):
             outputs = [b.op("frexp", y, pick=1)]  # the exponent: an int32 head
         else:

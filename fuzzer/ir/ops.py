@@ -348,21 +348,27 @@ def _check_sizes(name: str, attrs: dict) -> None:
             raise InvalidGraph(f"{name}: a length of {length} is more than numfuzz runs")
 
 
+def evaluate(name: str, tensors: list[torch.Tensor], attrs: dict) -> Any:
+    """Op ``name`` run on ``tensors``: its registry template with literal attributes, the same
+    text the renderer emits and the runner executes."""
+    names = [f"_in{i}" for i in range(len(tensors))]
+    scope: dict[str, Any] = {"torch": torch, "F": torch.nn.functional, **dict(zip(names, tensors))}
+    return eval(REGISTRY[name].render(names, attrs), scope)  # noqa: S307 - registry text
+
+
 def by_meta(name: str) -> Callable[[list[Shape], list[str], dict], tuple[Shape, str]]:
-    """Shape and dtype as torch computes them: the op's own source evaluated on meta tensors
-    (nothing is allocated). The text is the registry's template with literal attributes, the
-    same text the renderer emits and the runner executes."""
+    """Shape and dtype as torch computes them: the op's own source (``evaluate``) on meta
+    tensors, so nothing is allocated."""
 
     def infer(shapes: list[Shape], dtypes: list[str], attrs: dict) -> tuple[Shape, str]:
         _check_sizes(name, attrs)
-        names = [f"_in{i}" for i in range(len(shapes))]
-        expr = REGISTRY[name].render(names, attrs)
-        scope: dict[str, Any] = {"torch": torch, "F": torch.nn.functional}
-        scope.update({n: torch.empty(s, dtype=torch_dtype(d), device="meta")
-                      for n, s, d in zip(names, shapes, dtypes)})
+        tensors = [torch.empty(s, dtype=torch_dtype(d), device="meta")
+                   for s, d in zip(shapes, dtypes)]
         try:
             with torch.device("meta"):
-                out = eval(expr, scope)  # noqa: S307 - registry text, literal attributes
+                out = evaluate(name, tensors, attrs)
+        except InvalidGraph:
+            raise
         except Exception as err:  # torch rejects these shapes or dtypes: an invalid graph
             first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
             raise InvalidGraph(f"{name}: {type(err).__name__}: {first}") from None
