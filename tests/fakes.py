@@ -191,3 +191,35 @@ def off_by_one_on_int(gm, example_inputs):
         return tuple(outs)
 
     return run
+
+
+# Faults of the process that runs the worker (a Ray actor): tests/test_fleet.py only.
+
+
+def _targets(args) -> bool:
+    """Cases with an input of a multiple of 3 elements: a deterministic subset."""
+    return any(a.numel() % 3 == 0 for a in args)
+
+
+def kill_parent(gm, example_inputs):
+    """On the targeted cases, SIGKILL the worker's parent: the actor dies, not just the worker."""
+
+    def run(*args):
+        if _targets(args):
+            os.kill(os.getppid(), signal.SIGKILL)
+            time.sleep(60)
+        return gm(*args)
+
+    return run
+
+
+def stop_parent(gm, example_inputs):
+    """On the targeted cases, SIGSTOP the worker's parent: the actor hangs without dying."""
+
+    def run(*args):
+        if _targets(args):
+            os.kill(os.getppid(), signal.SIGSTOP)
+            time.sleep(60)
+        return gm(*args)
+
+    return run

@@ -132,6 +132,9 @@ def _print_attribution(case: Any, attribution: Any, sig: str) -> None:
               help="New root causes drafted per night, strongest first; the rest wait.")
 @click.option("--strategy", "strategies", multiple=True, metavar="NAME=WEIGHT",
               help="Weight of a campaign strategy (see run --help); repeatable.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="ray: fuzz, minimize and triage on a Ray cluster's actors (see run --help).")
+@click.option("--ray-address", help="The Ray cluster to join (auto: the one `ray start` made).")
 @click.option("--known", "known_file", type=click.Path(dir_okay=False, exists=True,
                                                        path_type=Path),
               help="Known causes (TOML, see fuzzer/known.toml, the default): hits, not drafts.")
@@ -139,7 +142,8 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                     corpus: Path | None, seed: int | None, backend: str, grammar: str, k: int,
                     max_calls: int, max_findings: int, knobs: str | None, no_bisect: bool,
                     workers: int, timeout: float, policy: str, max_drafts: int,
-                    strategies: tuple[str, ...], known_file: Path | None) -> None:
+                    strategies: tuple[str, ...], engine: str, ray_address: str | None,
+                    known_file: Path | None) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
     from fuzzer.gen.strategy import parse_weights
     from fuzzer.report.nightly import NightSettings, plain_log, run_night
@@ -154,7 +158,8 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                              max_findings=max_findings, bisect=not no_bisect,
                              knobs=_knobs(knobs), workers=workers, timeout=timeout,
                              policy=policy, max_drafts=max_drafts,
-                             strategies=parse_weights(strategies, grammar),
+                             strategies=parse_weights(strategies, grammar), engine=engine,
+                             ray_address=ray_address,
                              minimize_seconds=None if seconds is None else seconds * 0.1)
     if known_file is not None:
         from fuzzer.triage.known import entries

@@ -64,11 +64,20 @@ from fuzzer.judge.oracle import COUNTED, POLICIES
                    + ". A --grammar other than mixed keeps only the model strategies.")
 @click.option("--seed-model", type=click.Path(dir_okay=False, path_type=Path),
               help="Mutate this KernelBench-style model file instead of generating models.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
+              show_default=True, help="local: worker processes here. ray: one actor per GPU "
+                                      "(or per --workers CPU slot) of a Ray cluster; needs "
+                                      "numfuzz[ray].")
+@click.option("--ray-address", help="The Ray cluster to join (auto: the one `ray start` made "
+                                    "here); default: start a local one.")
+@click.option("--allow-mixed-versions", is_flag=True,
+              help="Ray: fuzz on a fleet whose nodes run different torch versions.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
         dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
         timeout: float, resume: bool, keep_benign: bool, policy: str,
-        strategies: tuple[str, ...], seed_model: Path | None, as_json: bool) -> None:
+        strategies: tuple[str, ...], seed_model: Path | None, engine: str,
+        ray_address: str | None, allow_mixed_versions: bool, as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
     from fuzzer.corpus.campaign import Settings, run_campaign
 
@@ -91,9 +100,23 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         settings.seed_graph, settings.seed_inputs = captured.graph, captured.inputs
         settings.dtypes, settings.seed_model = (captured.dtype,), str(seed_model)
     report = CampaignReport(settings, quiet=as_json)
-    summary = report.run(run_campaign)
+    fleet: dict = {}
+    if engine == "ray":
+        from fuzzer.corpus.fleet import run_fleet
+
+        def run_on_ray(s: Any, on_outcome: Callable) -> Any:
+            summary, done = run_fleet(s, ray_address, on_outcome=on_outcome,
+                                      allow_mixed=allow_mixed_versions)
+            fleet.update(done.to_dict())
+            return summary
+
+        summary = report.run(run_on_ray)
+    else:
+        summary = report.run(run_campaign)
     if as_json:
-        click.echo(strict_json(summary.to_dict()))
+        click.echo(strict_json({**summary.to_dict(), **({"fleet": fleet} if fleet else {})}))
+    elif fleet:
+        click.echo(stamped(f"fleet: {fleet}"))
     sys.exit(1 if summary.findings else 0)
 
 

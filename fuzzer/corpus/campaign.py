@@ -91,13 +91,26 @@ class Summary:
     paths: list[str] = field(default_factory=list)
     strategies: dict[str, StrategyYield] = field(default_factory=dict)
 
-    def count(self, name: str, verdict: Verdict, seconds: float) -> None:
-        spent = self.strategies.setdefault(name, StrategyYield())
+    def add(self, outcome: Outcome, strategy_name: str, seconds: float) -> None:
+        """Count one finished case (whatever engine ran it)."""
+        verdict = outcome.verdict
+        self.cases += 1
+        spent = self.strategies.setdefault(strategy_name, StrategyYield())
         spent.cases += 1
         spent.seconds += seconds
         if verdict.is_finding:
             spent.findings += 1
             spent.kinds[verdict.kind] += 1
+            self.findings[verdict.kind] += 1
+            self.paths.append(str(outcome.path))
+        elif verdict.kind in COUNTED:
+            self.counted[verdict.kind] += 1
+        elif verdict.message.startswith(HARNESS_ERROR):
+            self.harness_errors += 1
+            if len(self.harness_messages) < 3:
+                self.harness_messages.append(verdict.message)
+        elif verdict.kind == "skip":
+            self.skipped += 1
 
     @property
     def cases_per_min(self) -> float:
@@ -242,19 +255,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
         *job, seconds = item
         outcome = record(settings, *job)
         state.mark(outcome.index)
-        summary.cases += 1
-        summary.count(job[1].origin.get("strategy", ""), outcome.verdict, seconds)
-        if outcome.verdict.is_finding:
-            summary.findings[outcome.verdict.kind] += 1
-            summary.paths.append(str(outcome.path))
-        elif outcome.verdict.kind in COUNTED:
-            summary.counted[outcome.verdict.kind] += 1
-        elif outcome.verdict.message.startswith(HARNESS_ERROR):
-            summary.harness_errors += 1
-            if len(summary.harness_messages) < 3:
-                summary.harness_messages.append(outcome.verdict.message)
-        elif outcome.verdict.kind == "skip":
-            summary.skipped += 1
+        summary.add(outcome, job[1].origin.get("strategy", ""), seconds)
         summary.elapsed = time.monotonic() - start
         if on_outcome:
             on_outcome(outcome)
@@ -264,17 +265,32 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     return summary
 
 
-def record(settings: Settings, index: int, case: Case, task: Task, result: dict) -> Outcome:
-    """Turn a worker's answer into an outcome, writing the case file if it is a finding."""
-    verdict = Verdict.from_dict(result["verdict"])
+def kept_case(settings: Settings, case: Case, task: Task, verdict: Verdict) -> Case | None:
+    """The case file a verdict earns (the draw it names, and the verdict), or None: only
+    findings are kept, and with ``keep_benign`` weak flips and benign differences too."""
     if not (verdict.is_finding or (settings.keep_benign and verdict.kind in COUNTED)):
-        return Outcome(index, verdict, None, False)
+        return None
     draw = verdict.draw or 0
     case.inputs = task.draws[draw]
     case.verdict = verdict
     case.origin["magnitude"] = task.magnitudes[draw] if task.magnitudes else None
-    path = settings.out / case.file_name()
+    return case
+
+
+def save_new(settings: Settings, name: str, data: bytes) -> tuple[Path, bool]:
+    """Write a case file's bytes into the corpus unless the same case is there already."""
+    path = settings.out / name
     new = not path.exists()
     if new:
-        case.save(path)
+        atomic_write(path, data)
+    return path, new
+
+
+def record(settings: Settings, index: int, case: Case, task: Task, result: dict) -> Outcome:
+    """Turn a worker's answer into an outcome, writing the case file if it is kept."""
+    verdict = Verdict.from_dict(result["verdict"])
+    kept = kept_case(settings, case, task, verdict)
+    if kept is None:
+        return Outcome(index, verdict, None, False)
+    path, new = save_new(settings, kept.file_name(), kept.to_bytes())
     return Outcome(index, verdict, path, new)

@@ -100,11 +100,14 @@ class Case:
             "policy": self.policy,
         }
 
-    def save(self, path: str | Path) -> Path:
-        """Atomic write: readers see the old file or the new one, never half of one."""
+    def to_bytes(self) -> bytes:
         buf = io.BytesIO()
         torch.save(self.to_dict(), buf)
-        return atomic_write(path, buf.getvalue())
+        return buf.getvalue()
+
+    def save(self, path: str | Path) -> Path:
+        """Atomic write: readers see the old file or the new one, never half of one."""
+        return atomic_write(path, self.to_bytes())
 
     @classmethod
     def load(cls, path: str | Path) -> Case:

@@ -4,8 +4,9 @@ Which rule fires is decided by ``rules`` (the same functions ``repro.py`` embeds
 states the rules and the evidence margins); this module adds the details a person reads and
 ranks the outputs. Findings (``SEVERITY``) are regressions by PyTorch's own rule, compiled worse
 than eager against float64: ``nonfinite``, strong ``int-flip``, ``hidden-nonfinite``, ``meta``,
-``crash``, ``timeout``, ``accuracy``. Not findings, but counted: ``weak-flip`` (a regression
-within eager's own rounding noise) and ``benign`` (compiled differs, and is at least as close).
+``crash``, ``timeout``, ``worker-kill`` (a case that twice killed the Ray actor running it),
+``accuracy``. Not findings, but counted: ``weak-flip`` (a regression within eager's own rounding
+noise) and ``benign`` (compiled differs, and is at least as close).
 Under the eager-parity policy (``POLICIES``; for users whose spec is eager's rounding) those two
 become ``parity`` findings, each element still classed as regressing or benign.
 """
@@ -21,8 +22,8 @@ import torch
 from fuzzer.judge import rules
 
 # Most severe first. Everything in SEVERITY is a finding; the rest are not.
-SEVERITY = ("nonfinite", "int-flip", "hidden-nonfinite", "meta", "crash", "timeout", "accuracy",
-            "parity")
+SEVERITY = ("nonfinite", "int-flip", "hidden-nonfinite", "meta", "crash", "timeout",
+            "worker-kill", "accuracy", "parity")
 COUNTED = ("weak-flip", "benign")  # not findings: saved only with --keep-benign
 NOT_FINDINGS = (*COUNTED, "ok", "skip")
 RANK = SEVERITY + COUNTED  # how outputs and draws are ordered when picking the case's verdict
@@ -97,7 +98,7 @@ class Verdict:
         return verdict
 
     def summary(self) -> str:
-        if self.kind in ("crash", "timeout", "skip"):
+        if self.kind in ("crash", "timeout", "worker-kill", "skip"):
             return f"{self.kind}: {self.message}"
         if self.output is None:
             return self.kind

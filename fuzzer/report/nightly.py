@@ -84,6 +84,8 @@ class NightSettings:
     timeout: float = 300
     fuzz_share: float = 0.7
     strategies: dict[str, float] | None = None  # campaign strategy weights (gen.strategy)
+    engine: str = "local"  # or "ray": fuzz, minimize and triage on a Ray fleet's actors
+    ray_address: str | None = None
     policy: str = "float64"  # oracle.POLICIES, for the night's campaign (cases carry their own)
 
     @property
@@ -157,6 +159,7 @@ class Context:
     pool: RunnerPool
     log: Log
     deadline: float | None = None
+    fleet: Any = None  # the Ray fleet (corpus.fleet.Fleet) when the engine is ray
 
     def advance(self, stage: str) -> None:
         self.night.stage = stage
@@ -173,13 +176,21 @@ def run_night(settings: NightSettings, log: Log = plain_log,
     night = open_night(settings, directory, log)
     store = Store.in_reports(settings.reports)
     own = pool is None
-    pool = pool or RunnerPool(timeout=settings.timeout, warmup=settings.backend == "inductor")
-    ctx = Context(settings, night, directory, store, pool, log)
+    fleet = None
+    if settings.engine == "ray":  # one fleet for the night: every stage sends work to it
+        from fuzzer.corpus.fleet import start_fleet
+
+        fleet = start_fleet(campaign_settings(settings, night), settings.ray_address)
+    pool = pool or RunnerPool(timeout=settings.timeout, warmup=settings.backend == "inductor",
+                              factory=fleet.runner if fleet else None)
+    ctx = Context(settings, night, directory, store, pool, log, fleet=fleet)
     try:
         return _stages(ctx)
     finally:
         if own:
             pool.close()
+        if fleet is not None:
+            fleet.close()
         store.close()
 
 
@@ -232,18 +243,15 @@ def _timed(ctx: Context, stage: str) -> Iterator[None]:
 
 
 def fuzz(ctx: Context) -> None:
-    """The campaign; after a kill it resumes tonight's case indices and remaining time."""
-    from fuzzer.corpus.campaign import Settings, run_campaign
+    """The campaign, on this machine's workers or on the night's Ray fleet."""
+    from fuzzer.corpus.campaign import run_campaign
 
     s, night = ctx.settings, ctx.night
     spent = night.fuzz_seconds
-    seconds = None if s.seconds is None else max(1.0, s.seconds * s.fuzz_share - spent)
-    settings = Settings(out=s.corpus_dir, device=s.device, cases=s.cases, seconds=seconds,
-                        seed=night.seed, grammar=s.grammar, dtypes=s.dtypes, workers=s.workers,
-                        backend=s.backend, timeout=s.timeout, resume=night.cases > 0,
-                        policy=s.policy, strategies=s.strategies)
+    settings = campaign_settings(s, night)
     ctx.log(f"fuzzing: device={s.device} backend={s.backend} seed={night.seed} "
-            f"budget={_budget(s.cases, seconds)} corpus={s.corpus_dir}")
+            f"budget={_budget(s.cases, settings.seconds)} corpus={s.corpus_dir}"
+            + (" engine=ray" if ctx.fleet is not None else ""))
     counts = Counter(night.raw_findings)
     t0 = time.monotonic()
 
@@ -261,7 +269,12 @@ def fuzz(ctx: Context) -> None:
         night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
         night.save(ctx.directory)
 
-    summary = run_campaign(settings, on_outcome=on_outcome)
+    if ctx.fleet is not None:
+        from fuzzer.corpus.fleet import run_fleet
+
+        summary, _ = run_fleet(settings, on_outcome=on_outcome, fleet=ctx.fleet)
+    else:
+        summary = run_campaign(settings, on_outcome=on_outcome)
     for name, spent_on in summary.strategies.items():  # a resumed night adds to what it had
         row = night.strategies.setdefault(name, {"cases": 0, "findings": 0, "seconds": 0.0})
         row["cases"] += spent_on.cases
@@ -270,6 +283,18 @@ def fuzz(ctx: Context) -> None:
     night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
     ctx.log(f"fuzzed {night.cases} cases in {night.fuzz_seconds:.0f}s; "
             f"raw findings: {dict(counts) or 'none'}")
+
+
+def campaign_settings(s: NightSettings, night: Night) -> Any:
+    """Tonight's campaign: after a kill it resumes tonight's case indices and remaining time."""
+    from fuzzer.corpus.campaign import Settings
+
+    seconds = None if s.seconds is None else max(1.0, s.seconds * s.fuzz_share -
+                                                 night.fuzz_seconds)
+    return Settings(out=s.corpus_dir, device=s.device, cases=s.cases, seconds=seconds,
+                    seed=night.seed, grammar=s.grammar, dtypes=s.dtypes, workers=s.workers,
+                    backend=s.backend, timeout=s.timeout, resume=night.cases > 0,
+                    policy=s.policy, strategies=s.strategies)
 
 
 def _budget(cases: int | None, seconds: float | None) -> str:

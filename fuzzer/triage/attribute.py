@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import task_for
@@ -177,10 +178,11 @@ class RunnerPool:
     """Worker processes by (device, environment), started on first use and kept for the night."""
 
     def __init__(self, runners: dict[str, Runner] | None = None, timeout: float = 300,
-                 warmup: bool = True) -> None:
+                 warmup: bool = True, factory: Callable[[str, dict], Any] | None = None) -> None:
         self.runners: dict[tuple, Runner] = {}
         self.owned: set[tuple] = set()
         self.timeout, self.warmup = timeout, warmup
+        self.factory = factory  # (device, env) -> a runner elsewhere (a Ray fleet's actor)
         for device, runner in (runners or {}).items():
             self.runners[(device, ())] = runner
 
@@ -191,8 +193,8 @@ class RunnerPool:
         env = {**env, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"} if env else {}
         key = (device, tuple(sorted(env.items())))
         if key not in self.runners:
-            self.runners[key] = Runner(device, timeout=self.timeout, env=env,
-                                       warmup=self.warmup)
+            self.runners[key] = self.factory(device, env) if self.factory else \
+                Runner(device, timeout=self.timeout, env=env, warmup=self.warmup)
             self.owned.add(key)
         return self.runners[key]
 

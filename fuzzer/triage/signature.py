@@ -41,7 +41,7 @@ from fuzzer.triage.attribute import KNOBS, Attribution, device_type
 
 FAMILY = {"int-flip": "flip", "parity": "flip", "weak-flip": "flip", "nonfinite": "nonfinite",
           "hidden-nonfinite": "nonfinite", "accuracy": "accuracy", "meta": "meta",
-          "crash": "crash", "timeout": "timeout"}
+          "crash": "crash", "timeout": "timeout", "worker-kill": "worker-kill"}
 FULL_SET = frozenset(k.name for k in KNOBS)
 
 

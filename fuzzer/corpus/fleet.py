@@ -1,0 +1,439 @@
+"""The Ray engine: one campaign over a fleet of machines, one ledger, one corpus, one writer.
+
+The driver (where ``numfuzz run --engine ray`` runs) owns the campaign's state file, the corpus
+and everything written to them. One actor per GPU (or per CPU slot) is given the campaign's
+settings once and then only case indices: case ``i`` is a pure function of the seed and ``i``
+(``campaign.make_case``), so the actor builds it itself. It runs each case on its own worker
+process (``execute.workers.Runner``), exactly as the local engine does, so a compiler segfault or
+hang is still a ``crash`` or ``timeout`` finding and costs the actor nothing. Every case's answer
+comes back as soon as it is done; a kept case carries its file's bytes (versions, host and device
+name in its origin), and the driver writes them atomically.
+
+Faults. Ray's own retries are off: a case that kills what runs it must not be re-run behind our
+back. When an actor's process dies, the cases it had not answered go back to the queue once as a
+range; when a range dies again it is split into single cases; a single case that was running when
+its actor died twice is a ``worker-kill`` finding and is not queued again. An actor that gives no
+answer within the deadline is killed, which is handled the same way. When the actor went with its
+node (the node is gone once Ray has restarted the actor elsewhere), its cases go back as they
+were: they did not kill anything. Answered
+cases are never run again, and ``--resume`` continues from the ledger if the driver itself dies.
+Ray restarts dead actors (``max_restarts``), on another node when theirs is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzzer.corpus import campaign
+from fuzzer.corpus.campaign import Outcome, Settings, State, Summary
+from fuzzer.errors import HarnessError, InputError
+from fuzzer.execute.runner import HARNESS_ERROR
+from fuzzer.judge.oracle import Verdict
+
+RANGE = 4  # cases handed to an actor at a time
+DEADLINE_SLACK = 120.0  # seconds past the case timeout before an actor counts as hung
+RESTART_WAIT = 120.0  # seconds a dead actor has to come back before its slot counts as lost
+KILLS_TO_FINDING = 2  # a case running when this many actors died is a worker-kill finding
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--engine ray needs Ray: pip install 'numfuzz[ray]'") from None
+    return ray
+
+
+# ---------------------------------------------------------------- the actor
+
+
+class CaseRunner:
+    """What runs inside one actor: builds cases from indices and runs them on a worker."""
+
+    def __init__(self, settings: Settings, threads: int) -> None:
+        from fuzzer.execute.workers import Runner
+
+        self.settings = settings
+        self.runner = Runner(settings.device, threads, settings.timeout,
+                             warmup=settings.backend == "inductor")
+        self.where = {"host": socket.gethostname(), "device_name": device_name(settings.device)}
+        self.extra: dict[tuple, Any] = {}  # workers under a knob's environment (triage)
+
+    def describe(self) -> dict:
+        import ray
+        import torch
+
+        return {**self.where, "torch": str(torch.__version__), "pid": os.getpid(),
+                "node": ray.get_runtime_context().get_node_id()}
+
+    def run_case(self, index: int) -> dict:
+        case, task = campaign.make_case(self.settings, index)
+        began = time.monotonic()
+        result = self.runner.run(task)
+        verdict = Verdict.from_dict(result["verdict"])
+        answer = {"index": index, "verdict": result["verdict"], "name": None, "data": None,
+                  "strategy": case.origin.get("strategy", ""),
+                  "seconds": time.monotonic() - began}
+        kept = campaign.kept_case(self.settings, case, task, verdict)
+        if kept is not None:
+            kept.origin.update(self.where)
+            answer["name"], answer["data"] = kept.file_name(), kept.to_bytes()
+        return answer
+
+    def run_task(self, task: Any, env: dict | None = None) -> dict:
+        """One task as ``Runner.run`` takes it (the nightly's minimize and triage stages), on a
+        worker started under ``env`` when a knob needs one."""
+        from fuzzer.execute.workers import Runner
+
+        if not env:
+            return self.runner.run(task)
+        key = tuple(sorted(env.items()))
+        if key not in self.extra:
+            self.extra[key] = Runner(self.settings.device, timeout=self.settings.timeout, env=env,
+                                     warmup=self.settings.backend == "inductor")
+        return self.extra[key].run(task)
+
+    def close(self) -> None:
+        for runner in (self.runner, *self.extra.values()):
+            runner.close()
+
+
+def device_name(device: str) -> str:
+    if device.startswith("cuda"):
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_name(0)
+    return "cpu"
+
+
+def actor_class(ray: Any) -> Any:
+    # max_restarts: a dead actor comes back (elsewhere if its node is gone); max_task_retries=0:
+    # the calls it had in flight fail to the driver, which decides what to run again.
+    return ray.remote(max_restarts=-1, max_task_retries=0)(CaseRunner)
+
+
+# ---------------------------------------------------------------- the driver
+
+
+@dataclass
+class Batch:
+    """Case indices handed to one actor together."""
+
+    indices: list[int]
+    retried: bool = False  # already re-queued once as a whole after its actor died
+
+
+@dataclass
+class Slot:
+    actor: Any
+    pending: dict = field(default_factory=dict)  # object ref -> index, in submission order
+    batch: Batch | None = None
+    since: float = 0.0  # when its oldest pending case started (or the last answer came)
+    node: str = ""  # the Ray node its actor runs on
+    killed: bool = False  # the driver killed it as hung; its calls have not failed yet
+
+
+@dataclass
+class FleetReport:
+    """What the fleet did beyond the summary: the fault handling, for a person to check."""
+
+    issued: int = 0
+    answered: int = 0
+    requeued: int = 0
+    actor_deaths: int = 0
+    worker_kills: list[int] = field(default_factory=list)
+    hung: int = 0
+    nodes: set = field(default_factory=set)
+
+    def to_dict(self) -> dict:
+        return {"issued": self.issued, "answered": self.answered, "requeued": self.requeued,
+                "actor_deaths": self.actor_deaths, "worker_kills": self.worker_kills,
+                "hung_actors_killed": self.hung, "hosts": sorted(self.nodes)}
+
+
+class Fleet:
+    """The driver's side of a Ray campaign (``run_fleet``)."""
+
+    def __init__(self, settings: Settings, slots: int, allow_mixed: bool = False) -> None:
+        self.ray = import_ray()
+        self.settings = settings
+        self.report = FleetReport()
+        self.queue: deque[Batch] = deque()
+        self.kills: dict[int, int] = {}  # case index -> actors that died while running it
+        self.to_record: list[int] = []  # worker-kill findings not yet written
+        gpus = 1 if settings.device.startswith("cuda") else 0
+        threads = max(1, (os.cpu_count() or 1) // max(slots, 1))
+        make = actor_class(self.ray).options(num_gpus=gpus, num_cpus=1)
+        self.slots = [Slot(make.remote(settings, threads)) for _ in range(slots)]
+        self.check_versions(allow_mixed)
+
+    def check_versions(self, allow_mixed: bool) -> None:
+        try:
+            infos = self.ray.get([s.actor.describe.remote() for s in self.slots], timeout=600)
+        except (self.ray.exceptions.RayError, TimeoutError) as err:
+            self.close()
+            raise HarnessError(f"the fleet's actors did not start: {type(err).__name__}") \
+                from None
+        self.report.nodes |= {i["host"] for i in infos}
+        for slot, info in zip(self.slots, infos):
+            slot.node = info["node"]
+        problem = mixed_versions(infos)
+        if problem and not allow_mixed:
+            self.close()
+            raise InputError(problem)
+
+    def close(self) -> None:
+        """Each actor closes its worker processes, then goes."""
+        try:
+            self.ray.get([s.actor.close.remote() for s in self.slots], timeout=60)
+        except (self.ray.exceptions.RayError, TimeoutError):
+            pass  # a dead or hung actor: killing it below is all there is to do
+        for slot in self.slots:
+            self.ray.kill(slot.actor, no_restart=True)
+
+    def runner(self, device: str, env: dict | None = None) -> ActorRunner:
+        """A runner on the fleet's first actor (``RunnerPool``'s factory on Ray)."""
+        return ActorRunner(self.ray, self.slots[0].actor, device, env)
+
+    # ------------------------------------------------------------ handing out cases
+
+    def feed(self, next_batch: Callable[[], Batch | None]) -> None:
+        for slot in self.slots:
+            if slot.batch is not None:
+                continue
+            batch = self.queue.popleft() if self.queue else next_batch()
+            if batch is None:
+                return
+            slot.batch, slot.since = batch, time.monotonic()
+            for index in batch.indices:
+                slot.pending[slot.actor.run_case.remote(index)] = index
+
+    def in_flight(self) -> list:
+        return [ref for slot in self.slots for ref in slot.pending]
+
+    def slot_of(self, ref: Any) -> Slot:
+        return next(s for s in self.slots if ref in s.pending)
+
+    # ------------------------------------------------------------ answers and faults
+
+    def answer(self, ref: Any) -> dict | None:
+        """The answer behind ``ref``, or None when its actor died (its cases re-queued)."""
+        slot = self.slot_of(ref)
+        try:
+            answer = self.ray.get(ref)
+        except self.ray.exceptions.RayActorError:  # a killed or unreachable actor
+            self.actor_died(slot, culprit=self.process_died(slot))
+            return None
+        slot.pending.pop(ref)
+        slot.since = time.monotonic()
+        if not slot.pending:
+            slot.batch = None
+        self.report.answered += 1
+        return answer
+
+    def actor_died(self, slot: Slot, culprit: bool = True) -> None:
+        """Every case the actor had not answered goes back; the running one is counted as a kill
+        when it may have caused the death (not when the node went or the actor was restarting:
+        then it goes back as it was)."""
+        unanswered = list(slot.pending.values())
+        batch = slot.batch
+        slot.pending.clear()
+        slot.batch, slot.killed = None, False
+        self.report.actor_deaths += 1
+        if not unanswered:
+            return
+        if not culprit:
+            self.requeue(Batch(unanswered, retried=batch.retried if batch else True))
+            return
+        running = unanswered[0]
+        self.kills[running] = self.kills.get(running, 0) + 1
+        if batch is not None and not batch.retried and len(unanswered) > 1:
+            self.requeue(Batch(unanswered, retried=True))
+            return
+        for index in unanswered:  # a second death: one case at a time from now on
+            if self.kills.get(index, 0) >= KILLS_TO_FINDING:
+                self.report.worker_kills.append(index)
+                self.to_record.append(index)
+            else:
+                self.requeue(Batch([index], retried=True))
+
+    def process_died(self, slot: Slot) -> bool:
+        """Did the actor's process die on a node that is still alive (so the case it ran may
+        have killed it), rather than with its node? Asked once Ray has restarted the actor (or
+        given up on it): by then Ray has settled whether the old node is gone."""
+        info = self.restarted(slot)
+        alive = {n["NodeID"] for n in self.ray.nodes() if n.get("Alive")}
+        died_here = slot.node in alive
+        if info is not None:
+            slot.node = info["node"]
+            self.report.nodes.add(info["host"])
+        return died_here
+
+    def restarted(self, slot: Slot) -> dict | None:
+        """The restarted actor's description, waiting while Ray says it is only unavailable
+        (restarting); None if it does not come back within the deadline slack."""
+        deadline = time.monotonic() + RESTART_WAIT
+        while time.monotonic() < deadline:
+            try:
+                return self.ray.get(slot.actor.describe.remote(),
+                                    timeout=max(1.0, deadline - time.monotonic()))
+            except self.ray.exceptions.ActorUnavailableError:
+                time.sleep(0.5)
+            except (self.ray.exceptions.RayError, TimeoutError):
+                return None
+        return None
+
+    def requeue(self, batch: Batch) -> None:
+        self.queue.append(batch)
+        self.report.requeued += len(batch.indices)
+
+    def kill_hung(self) -> None:
+        """Kill an actor that answered nothing within the deadline. A stopped process may take
+        Ray more than one kill to end; it is counted as one hung actor."""
+        deadline = self.settings.timeout + DEADLINE_SLACK
+        for slot in self.slots:
+            if slot.pending and time.monotonic() - slot.since > deadline:
+                self.report.hung += not slot.killed
+                slot.killed, slot.since = True, time.monotonic()
+                self.ray.kill(slot.actor, no_restart=False)
+
+
+class ActorRunner:
+    """A ``Runner`` whose worker lives in a fleet actor: how the nightly's minimize, triage and
+    recheck stages send their work to the same actors as its campaign."""
+
+    def __init__(self, ray: Any, actor: Any, device: str, env: dict | None = None) -> None:
+        self.ray, self.actor, self.env = ray, actor, dict(env or {})
+        self.device = device
+
+    def run(self, task: Any) -> dict:
+        try:
+            return self.ray.get(self.actor.run_task.remote(task, self.env))
+        except self.ray.exceptions.RayActorError as err:  # the fleet's trouble, not the case's
+            return {"verdict": {"kind": "skip", "message": f"{HARNESS_ERROR}: its actor died: "
+                                                           f"{type(err).__name__}"}}
+
+    def close(self) -> None:
+        """The actor belongs to the fleet, which closes it."""
+
+
+def mixed_versions(infos: list[dict]) -> str:
+    """Why a fleet is refused, if it is: mixed torch versions would mix their findings."""
+    versions = sorted({i["torch"] for i in infos})
+    if len(versions) < 2:
+        return ""
+    return (f"the fleet runs several torch versions ({', '.join(versions)}); pass "
+            "--allow-mixed-versions to fuzz on it anyway")
+
+
+def fleet_slots(ray: Any, settings: Settings) -> int:
+    """One actor per GPU of the cluster on CUDA; ``--workers`` CPU slots otherwise."""
+    if settings.device.startswith("cuda"):
+        gpus = int(ray.cluster_resources().get("GPU", 0))
+        if gpus < 1:
+            raise HarnessError("--engine ray --device cuda: the Ray cluster has no GPU")
+        return gpus
+    return settings.workers
+
+
+def connect(address: str | None) -> Any:
+    """Join the cluster at ``address`` (``auto``: the one ``ray start`` made here), or start a
+    local one; InputError in one line when there is none to join."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 logging_level="ERROR")
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise InputError(f"cannot join the Ray cluster at {address!r}: {first}") from None
+    return ray
+
+
+def start_fleet(settings: Settings, address: str | None = None,
+                allow_mixed: bool = False) -> Fleet:
+    ray = connect(address)
+    return Fleet(settings, fleet_slots(ray, settings), allow_mixed)
+
+
+def run_fleet(settings: Settings, address: str | None = None,
+              on_outcome: Callable[[Outcome], None] | None = None,
+              should_stop: Callable[[], bool] = lambda: False,
+              allow_mixed: bool = False, fleet: Fleet | None = None) \
+        -> tuple[Summary, FleetReport]:
+    """``campaign.run_campaign`` on a Ray cluster: the same cases, the same corpus files. With
+    ``fleet``, on its actors (the caller closes it); else on a fleet started and closed here."""
+    own = fleet is None
+    fleet = fleet or start_fleet(settings, address, allow_mixed)
+    ray = fleet.ray
+    fleet.report = FleetReport(nodes=set(fleet.report.nodes))
+    settings.out.mkdir(parents=True, exist_ok=True)
+    state = State(settings.out / campaign.STATE_FILE, settings, settings.resume)
+    summary = Summary()
+    start = time.monotonic()
+    indices = state.next_indices()
+    issued = len(state.done)
+
+    def next_batch() -> Batch | None:
+        nonlocal issued
+        taken = []
+        while len(taken) < RANGE and not should_stop() and \
+                (settings.seconds is None or time.monotonic() - start < settings.seconds) and \
+                (settings.cases is None or issued < settings.cases):
+            taken.append(next(indices))
+            issued += 1
+        fleet.report.issued = issued
+        return Batch(taken) if taken else None
+
+    def finish(outcome: Outcome, strategy_name: str, seconds: float) -> None:
+        state.mark(outcome.index)
+        summary.add(outcome, strategy_name, seconds)
+        summary.elapsed = time.monotonic() - start
+        if on_outcome:
+            on_outcome(outcome)
+
+    try:
+        while True:
+            fleet.feed(next_batch)
+            pending = fleet.in_flight()
+            if not pending and not fleet.queue:
+                break
+            ready, _ = ray.wait(pending, num_returns=1, timeout=1.0) if pending else ([], [])
+            for ref in ready:
+                answer = fleet.answer(ref)
+                if answer is not None:
+                    finish(*_outcome(settings, answer))
+            while fleet.to_record:
+                finish(_worker_kill(settings, fleet.to_record.pop()), "", 0.0)
+            fleet.kill_hung()
+    finally:
+        if own:
+            fleet.close()
+    summary.elapsed = time.monotonic() - start
+    return summary, fleet.report
+
+
+def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str, float]:
+    verdict = Verdict.from_dict(answer["verdict"])
+    path, new = None, False
+    if answer["name"] is not None:
+        path, new = campaign.save_new(settings, answer["name"], answer["data"])
+    return Outcome(answer["index"], verdict, path, new), answer["strategy"], answer["seconds"]
+
+
+def _worker_kill(settings: Settings, index: int) -> Outcome:
+    """The case that twice took its actor down with it: kept as a finding, never run again."""
+    case, task = campaign.make_case(settings, index)
+    verdict = Verdict("worker-kill", draw=0, message=f"the actor running case {index} died "
+                                                     f"{KILLS_TO_FINDING} times")
+    kept = campaign.kept_case(settings, case, task, verdict)
+    path, new = campaign.save_new(settings, kept.file_name(), kept.to_bytes())
+    return Outcome(index, verdict, path, new)
