@@ -223,3 +223,58 @@ def stop_parent(gm, example_inputs):
         return gm(*args)
 
     return run
+
+
+def scaled_gradients(gm, example_inputs):
+    """Forward exact; every gradient the backward computes comes out 1.25 times too large (a
+    backward-only divergence, seen only by --training)."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def forward(fw_gm, inputs):
+        return make_boxed_func(fw_gm.forward)
+
+    def backward(bw_gm, inputs):
+        def run(*args):
+            return [g * 1.25 if isinstance(g, torch.Tensor) and g.is_floating_point() else g
+                    for g in bw_gm(*args)]
+
+        return make_boxed_func(run)
+
+    return aot_autograd(fw_compiler=forward, bw_compiler=backward)(gm, example_inputs)
+
+
+def nan_when_dynamic(gm, example_inputs):
+    """Exact when compiled for static shapes; compiled with symbolic sizes (dynamic=True: Dynamo
+    hands them over as SymInt arguments), the first float output's first element is NaN."""
+    if not any(isinstance(e, torch.SymInt) for e in example_inputs):
+        return gm
+
+    def change(outs):
+        outs = list(outs)
+        for i, out in enumerate(outs):
+            if out.is_floating_point() and out.numel():
+                outs[i] = out.clone()
+                outs[i][(0,) * out.dim()] = float("nan")
+                break
+        return outs
+
+    return _map_outputs(gm, change)
+
+
+NONLINEAR = {"tanh", "sigmoid", "silu", "gelu", "erf", "exp", "sin", "cos", "softplus", "mish"}
+
+
+def drift_per_nonlinearity(gm, example_inputs):
+    """A narrow planted bug for guided search: every float output is off by 4e-5 relative per
+    nonlinear call in the graph, so only a graph with about five of them fails ``same``, while
+    fewer make near misses (``oracle.regression_score`` below 1) that mutation can climb from."""
+    count = sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")
+                and getattr(n.target, "__name__", str(n.target)) in NONLINEAR)
+    if not count:
+        return gm
+
+    def change(outs):
+        return [o * (1 + 4e-5 * count) if o.is_floating_point() else o for o in outs]
+
+    return _map_outputs(gm, change)

@@ -34,7 +34,7 @@ def test_the_key_is_kind_and_output_node_for_values_and_the_error_type_for_crash
     assert error_type("BackendCompilerFailed: backend='inductor' raised:") == \
         "BackendCompilerFailed"
     assert DivergenceKey.of(flip).to_dict() == {"kind": "int-flip", "node": 7, "error": "",
-                                                "frames": []}
+                                                "frames": [], "gradient": False}
     deep = Verdict("crash", message="RuntimeError: boom", frames=["torch/_inductor/a.py:f"])
     assert not same_divergence(crash, deep)  # same type, raised elsewhere in torch
     assert not same_divergence(flip, Verdict("weak-flip", output=0, node=7))  # evidence counts
@@ -116,3 +116,24 @@ def test_every_input_shape_renders_with_its_values_and_strides(tensor: torch.Ten
     x = namespace["x"]
     assert (x.shape, x.dtype, x.stride()) == (tensor.shape, tensor.dtype, tensor.stride())
     assert torch.equal(x, tensor) and torch.equal(x.signbit(), tensor.signbit())
+
+
+def test_a_divergence_still_shown_on_another_output_matches_and_is_focused_on() -> None:
+    from fuzzer.judge.key import focus
+    from fuzzer.judge.oracle import OutputVerdict
+
+    grad = OutputVerdict(1, 0, "accuracy", "float32", {"gradient_of": 0})
+    target = Verdict("accuracy", output=1, node=0, outputs=[
+        OutputVerdict(0, 0, "ok", "float32"), grad])
+    assert DivergenceKey.of(target).gradient
+    # a forward output on node 0 diverging is another divergence than input 0's gradient
+    forward = Verdict("accuracy", output=0, node=0, outputs=[
+        OutputVerdict(0, 0, "accuracy", "float32"), OutputVerdict(1, 0, "ok", "float32",
+                                                                  {"gradient_of": 0})])
+    assert not same_divergence(target, forward)
+    both = Verdict("nonfinite", output=0, node=3, outputs=[
+        OutputVerdict(0, 3, "nonfinite", "float32"), grad])
+    assert same_divergence(target, both)  # worse elsewhere, the target's still there
+    focused = focus(target, both)
+    assert (focused.kind, focused.output, focused.node) == ("accuracy", 1, 0)
+    assert DivergenceKey.of(focused) == DivergenceKey.of(target)

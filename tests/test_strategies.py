@@ -267,6 +267,17 @@ def _vocabulary_graphs() -> dict[str, Graph]:
              b.op("linspace_mul", x, lo=-1.0, hi=1.0, n=5), b.op("full_like", x, value=0.1)]
     b.graph.outputs = outs
     graphs["layout"] = b.graph
+    b = Builder(random.Random(3), "float32")
+    x = b.input((1, 2, 5, 6))
+    b.graph.outputs = [
+        b.op("avg_pool2d_ex", x, kernel=3, stride=2, padding=1, ceil=True, include_pad=False),
+        b.op("max_pool2d_ex", x, kernel=2, stride=1, padding=1, dilation=2, ceil=True),
+        b.op("adaptive_max_pool2d", x, size=3),
+        b.op("avg_pool1d", b.input((2, 3, 9)), kernel=3, stride=2, padding=1, ceil=True),
+        *(b.op("interpolate_size", x, size=(7, 4), mode=mode, align=align)
+          for mode, align in (("bilinear", True), ("bicubic", False), ("nearest-exact", None),
+                              ("area", None)))]
+    graphs["pool"] = b.graph
     return graphs
 
 

@@ -123,3 +123,71 @@ def stamped(text: str) -> str:
 def log_line(text: str) -> None:
     """A timestamped progress line on stderr."""
     click.echo(stamped(text), err=True)
+
+
+# ------------------------------------------------------------------ the compile surface
+
+
+def compile_options(command: Any) -> Any:
+    """``--dynamic``, ``--mode``, ``--inductor-config`` and ``--training``: how a campaign
+    compiles its cases (recorded in each, so replay, minimize and repro.py do the same)."""
+    from fuzzer.execute.surface import MODES
+
+    for decorate in reversed((
+        click.option("--dynamic", is_flag=True,
+                     help="Compile with dynamic=True (kernels over symbolic sizes)."),
+        click.option("--mode", type=click.Choice(MODES), default="default", show_default=True,
+                     help="torch.compile mode (reduce-overhead: CUDA only)."),
+        click.option("--inductor-config", "inductor_config", multiple=True, metavar="KEY=VALUE",
+                     help="An Inductor option for every case (repeatable), from the same "
+                          "allowlist as case files (fuzzer/execute/config.py), e.g. "
+                          "cpp_wrapper=true, numerics=strict."),
+        click.option("--training", is_flag=True,
+                     help="Run forward and backward; judge the gradients of inputs and weights "
+                          "against eager and a float64 backward, like outputs."),
+    )):
+        command = decorate(command)
+    return command
+
+
+def compile_surface(dynamic: bool, mode: str, training: bool, device: str,
+                    backend: str) -> dict:
+    """The surface the compile options ask for, as a case records it; UserError if it cannot
+    compile so here."""
+    from fuzzer.errors import CaseError
+    from fuzzer.execute.surface import Surface
+
+    surface = Surface(dynamic=dynamic, mode=mode, training=training)
+    try:
+        surface.check_for(device, backend)
+    except CaseError as err:
+        raise UserError(f"--mode: {err}") from None
+    return surface.to_dict()
+
+
+def inductor_options(pairs: tuple[str, ...]) -> dict:
+    """``key=value`` pairs as an Inductor config dict: true/false, none, integers and words;
+    each key and value checked against the allowlist case files obey."""
+    from fuzzer.errors import CaseError
+    from fuzzer.execute import config
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--inductor-config takes KEY=VALUE, got {pair!r}")
+        options[key.strip()] = _option_value(text.strip())
+    try:
+        return config.check(options)
+    except CaseError as err:
+        raise UserError(f"--inductor-config: {err}") from None
+
+
+def _option_value(text: str) -> Any:
+    words = {"true": True, "false": False, "none": None}
+    if text.lower() in words:
+        return words[text.lower()]
+    try:
+        return int(text)
+    except ValueError:
+        return text

@@ -16,6 +16,9 @@ import click
 
 from fuzzer.cli.common import (
     UserError,
+    compile_options,
+    compile_surface,
+    inductor_options,
     log_line,
     main,
     parse_duration,
@@ -138,12 +141,16 @@ def _print_attribution(case: Any, attribution: Any, sig: str) -> None:
 @click.option("--known", "known_file", type=click.Path(dir_okay=False, exists=True,
                                                        path_type=Path),
               help="Known causes (TOML, see fuzzer/known.toml, the default): hits, not drafts.")
+@compile_options
+@click.option("--search", type=click.Choice(["random", "guided"]), default="random",
+              show_default=True, help="The night's campaign search (see run --help).")
 def nightly_command(device: str, duration: str | None, cases: int | None, reports: Path,
                     corpus: Path | None, seed: int | None, backend: str, grammar: str, k: int,
                     max_calls: int, max_findings: int, knobs: str | None, no_bisect: bool,
                     workers: int, timeout: float, policy: str, max_drafts: int,
                     strategies: tuple[str, ...], engine: str, ray_address: str | None,
-                    known_file: Path | None) -> None:
+                    known_file: Path | None, dynamic: bool, mode: str,
+                    inductor_config: tuple[str, ...], training: bool, search: str) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
     from fuzzer.gen.strategy import parse_weights
     from fuzzer.report.nightly import NightSettings, plain_log, run_night
@@ -151,8 +158,9 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
     seconds = parse_duration(duration)
     if seconds is None and cases is None:
         raise UserError("give a budget: --time (e.g. 6h) or --cases N")
-    settings = NightSettings(reports=reports, device=resolve_device(device), seconds=seconds,
-                             cases=cases, seed=seed, backend=trusted_on_command_line(backend),
+    device, backend = resolve_device(device), trusted_on_command_line(backend)
+    settings = NightSettings(reports=reports, device=device, seconds=seconds,
+                             cases=cases, seed=seed, backend=backend,
                              corpus=corpus,
                              grammar=grammar, k=k, max_calls=max_calls,
                              max_findings=max_findings, bisect=not no_bisect,
@@ -160,6 +168,9 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                              policy=policy, max_drafts=max_drafts,
                              strategies=parse_weights(strategies, grammar), engine=engine,
                              ray_address=ray_address,
+                             config=inductor_options(inductor_config),
+                             surface=compile_surface(dynamic, mode, training, device, backend),
+                             search=search,
                              minimize_seconds=None if seconds is None else seconds * 0.1)
     if known_file is not None:
         from fuzzer.triage.known import entries

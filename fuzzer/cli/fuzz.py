@@ -12,6 +12,9 @@ import click
 
 from fuzzer.cli.common import (
     UserError,
+    compile_options,
+    compile_surface,
+    inductor_options,
     is_tty,
     main,
     parse_duration,
@@ -21,6 +24,7 @@ from fuzzer.cli.common import (
     supported_dtypes,
     trusted_on_command_line,
 )
+from fuzzer.corpus.guided import SEARCHES
 from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.workers import default_cuda_workers
 from fuzzer.gen.strategy import STRATEGIES, parse_weights
@@ -72,12 +76,18 @@ from fuzzer.judge.oracle import COUNTED, POLICIES
                                     "here); default: start a local one.")
 @click.option("--allow-mixed-versions", is_flag=True,
               help="Ray: fuzz on a fleet whose nodes run different torch versions.")
+@compile_options
+@click.option("--search", type=click.Choice(SEARCHES), default="random", show_default=True,
+              help="guided: also spend half the cases mutating the best near misses so far "
+                   "(cases where compiled is closest to failing the verdict rules); see "
+                   "fuzzer/corpus/guided.py.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
         dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
         timeout: float, resume: bool, keep_benign: bool, policy: str,
         strategies: tuple[str, ...], seed_model: Path | None, engine: str,
-        ray_address: str | None, allow_mixed_versions: bool, as_json: bool) -> None:
+        ray_address: str | None, allow_mixed_versions: bool, dynamic: bool, mode: str,
+        inductor_config: tuple[str, ...], training: bool, search: str, as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
     from fuzzer.corpus.campaign import Settings, run_campaign
 
@@ -88,11 +98,15 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     chosen = parse_gpus(gpus)
     if workers is None:
         workers = default_cuda_workers(chosen) if device == "cuda" else 1
+    backend = trusted_on_command_line(backend)
     settings = Settings(out=out, device=device, cases=cases, seconds=seconds, seed=seed,
                         grammar=grammar, dtypes=supported_dtypes(device, dtype), draws=draws,
-                        workers=workers, gpus=chosen, backend=trusted_on_command_line(backend),
-                        timeout=timeout, resume=resume, keep_benign=keep_benign, policy=policy,
-                        strategies=parse_weights(strategies, grammar))
+                        workers=workers, gpus=chosen, backend=backend, timeout=timeout,
+                        resume=resume, keep_benign=keep_benign, policy=policy,
+                        strategies=parse_weights(strategies, grammar),
+                        config=inductor_options(inductor_config),
+                        surface=compile_surface(dynamic, mode, training, device, backend),
+                        search=search)
     if seed_model is not None:
         from fuzzer.user.capture import capture_file
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzzer.corpus import guided
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import HarnessError
@@ -51,6 +52,8 @@ class Settings:
     seed_inputs: dict | None = None
     seed_model: str = ""  # the file seed_graph was captured from
     strategies: dict[str, float] | None = None  # name -> weight (gen.strategy); None: defaults
+    surface: dict = field(default_factory=dict)  # execute.surface.Surface: how cases compile
+    search: str = "random"  # guided.SEARCHES: guided mutates the best near misses too
 
     def weights(self) -> dict[str, float]:
         return self.strategies if self.strategies is not None \
@@ -129,11 +132,17 @@ def case_seed(seed: int, index: int) -> int:
     return (seed * 1_000_003 + index) & 0x7FFF_FFFF
 
 
-def make_case(settings: Settings, index: int) -> tuple[Case, Task]:
-    """Case ``index``: its graph, its input draws, and the task that tests them."""
+def make_case(settings: Settings, index: int,
+              pool: guided.SeedPool | None = None) -> tuple[Case, Task]:
+    """Case ``index``: its graph, its input draws, and the task that tests them; with a guided
+    search's ``pool``, maybe a mutant of one of its cases instead (``guided.wants_mutant``)."""
     seed = case_seed(settings.seed, index)
     dtype = settings.dtypes[index % len(settings.dtypes)]
-    if settings.seed_graph is not None:
+    parent = guided.wants_mutant(seed, pool) if pool is not None else None
+    if parent is not None:
+        graph, draws = guided.mutant(parent, seed, settings.draws)
+        dtype, chosen = parent.dtype, "guided"
+    elif settings.seed_graph is not None:
         from fuzzer.gen.mutate import mutate
 
         graph = mutate(settings.seed_graph, seed)
@@ -142,18 +151,24 @@ def make_case(settings: Settings, index: int) -> tuple[Case, Task]:
     else:
         picked = strategy.choose(seed, settings.weights())
         graph = strategy.generate(picked, seed, settings.grammar, dtype)
+        if settings.surface.get("training"):
+            graph = strategy.for_training(graph)
         draws = inputs.draws(graph, seed, settings.draws, picked.cycle)
         chosen = picked.name
     origin = {"campaign_seed": settings.seed, "index": index, "strategy": chosen}
+    if parent is not None:
+        origin.update(parent_index=parent.index, parent_score=round(parent.score, 4))
     if settings.seed_model:
         origin["seed_model"] = settings.seed_model
     case = Case(graph=graph, inputs={}, device=settings.device, dtype=dtype,
                 backend=settings.backend, config=dict(settings.config), seed=seed,
-                grammar="mutant" if settings.seed_graph is not None else settings.grammar,
-                origin=origin, policy=settings.policy)
+                grammar="mutant" if settings.seed_graph is not None or parent is not None
+                else settings.grammar,
+                origin=origin, policy=settings.policy, surface=dict(settings.surface))
     task = Task(graph=graph.to_dict(), draws=[d for _, d in draws],
                 magnitudes=[m for m, _ in draws], device=settings.device,
-                backend=settings.backend, config=dict(settings.config), policy=settings.policy)
+                backend=settings.backend, config=dict(settings.config), policy=settings.policy,
+                surface=dict(settings.surface))
     return case, task
 
 
@@ -168,6 +183,11 @@ class State:
                     "strategies": {k: v for k, v in sorted(settings.weights().items())}}
         if settings.policy != "float64":  # older state files, which predate policies, resume
             self.key["policy"] = settings.policy
+        for name in ("config", "surface"):  # likewise: only a non-default choice is recorded
+            if getattr(settings, name):
+                self.key[name] = dict(sorted(getattr(settings, name).items()))
+        if settings.search != "random":
+            self.key["search"] = settings.search
         self.done: set[int] = set()
         self.lock = threading.Lock()
         if resume and path.exists():
@@ -204,6 +224,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     issued = len(state.done)  # --resume: --cases counts the whole campaign, not this run
     lock = threading.Lock()
     results: queue.Queue = queue.Queue()
+    pool = guided.SeedPool() if settings.search == "guided" else None
 
     def budget_left() -> bool:
         if should_stop():
@@ -219,7 +240,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
                 return None
             issued += 1
             index = next(indices)
-        case, task = make_case(settings, index)
+        case, task = make_case(settings, index, pool)
         return index, case, task
 
     gpus = assign_gpus(settings.workers, settings.gpus, visible_gpus()) \
@@ -235,6 +256,8 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
                 index, case, task = job
                 began = time.monotonic()
                 result = runner.run(task)
+                if pool is not None:  # before this worker's next case is drawn
+                    pool.offer(case, task, result)
                 results.put((index, case, task, result, time.monotonic() - began))
         except HarnessError as err:  # this machine cannot run cases: stop every worker
             failures.append(err)

@@ -23,6 +23,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import CaseError
 from fuzzer.execute import config as inductor_options
 from fuzzer.execute.runner import check_backend
+from fuzzer.execute.surface import Surface
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.oracle import POLICIES, Verdict
@@ -56,6 +57,7 @@ class Case:
     versions: dict = field(default_factory=versions)
     origin: dict = field(default_factory=dict)  # campaign index, parent case, source file …
     policy: str = "float64"  # oracle.POLICIES: what discrete mismatches were judged against
+    surface: dict = field(default_factory=dict)  # execute.surface.Surface: how it was compiled
 
     # ------------------------------------------------------------ identity
 
@@ -71,11 +73,17 @@ class Case:
         h.update(f"{self.device}{self.backend}{sorted(self.config.items())}".encode())
         if self.policy != "float64":  # the default leaves older digests as they were
             h.update(self.policy.encode())
+        if not self.compile_surface.is_default:  # so does the default compile surface
+            h.update(repr(sorted(self.compile_surface.to_dict().items())).encode())
         return h.hexdigest()
 
     def file_name(self) -> str:
         kind = self.verdict.kind if self.verdict else "case"
         return f"{kind}-{self.digest()[:12]}.pt"
+
+    @property
+    def compile_surface(self) -> Surface:
+        return Surface.from_dict(self.surface)
 
     def ordered_inputs(self) -> list[torch.Tensor]:
         return [self.inputs[str(n)] for n in self.graph.input_ids()]
@@ -98,6 +106,7 @@ class Case:
             "versions": dict(self.versions),
             "origin": dict(self.origin),
             "policy": self.policy,
+            "surface": dict(self.surface),
         }
 
     def to_bytes(self) -> bytes:
@@ -151,7 +160,8 @@ class Case:
                        grammar=str(data.get("grammar", "")), verdict=verdict,
                        versions=dict(data.get("versions") or {}),
                        origin=dict(data.get("origin") or {}),
-                       policy=_policy(data.get("policy", "float64")))
+                       policy=_policy(data.get("policy", "float64")),
+                       surface=Surface.from_dict(data.get("surface") or {}).to_dict())
         except ops.InvalidGraph as err:
             raise CaseError(f"invalid graph: {err}") from None
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,

@@ -371,6 +371,8 @@ def run_fleet(settings: Settings, address: str | None = None,
         -> tuple[Summary, FleetReport]:
     """``campaign.run_campaign`` on a Ray cluster: the same cases, the same corpus files. With
     ``fleet``, on its actors (the caller closes it); else on a fleet started and closed here."""
+    if settings.search != "random":  # its pool lives beside the workers, not on the driver
+        raise InputError("--search guided runs on the local engine only")
     own = fleet is None
     fleet = fleet or start_fleet(settings, address, allow_mixed)
     ray = fleet.ray
@@ -432,8 +434,8 @@ def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str, float]:
 def _worker_kill(settings: Settings, index: int) -> Outcome:
     """The case that twice took its actor down with it: kept as a finding, never run again."""
     case, task = campaign.make_case(settings, index)
-    verdict = Verdict("worker-kill", draw=0, message=f"the actor running case {index} died "
-                                                     f"{KILLS_TO_FINDING} times")
+    verdict = Verdict("worker-kill", draw=0, message=f"the actor running case {index} died or "
+                                                     f"hung {KILLS_TO_FINDING} times")
     kept = campaign.kept_case(settings, case, task, verdict)
     path, new = campaign.save_new(settings, kept.file_name(), kept.to_bytes())
     return Outcome(index, verdict, path, new)

@@ -17,7 +17,7 @@ def task_for(case: Case, keep_outputs: bool = False, config: dict | None = None,
     its backend (triage's knobs)."""
     return Task(graph=case.graph.to_dict(), draws=[case.inputs], device=case.device,
                 backend=backend or case.backend, config={**case.config, **(config or {})},
-                keep_outputs=keep_outputs, policy=case.policy)
+                keep_outputs=keep_outputs, policy=case.policy, surface=dict(case.surface))
 
 
 def replay_case(case: Case, timeout: float = 300, runner: Runner | None = None,

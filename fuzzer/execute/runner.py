@@ -21,6 +21,7 @@ import torch
 
 from fuzzer.errors import CaseError
 from fuzzer.execute import config
+from fuzzer.execute.surface import Surface
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, policy, rules
@@ -45,6 +46,7 @@ class Task:
     model_file: str = ""  # set: judge this KernelBench file's own model instead (capture check)
     seed: int = 0
     policy: str = "float64"  # oracle.POLICIES: what discrete mismatches are judged against
+    surface: dict = field(default_factory=dict)  # execute.surface.Surface: how it is compiled
 
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
@@ -117,8 +119,9 @@ class Programs:
                    render.load(render.render_trace(graph), "trace"))
 
 
-def compile_model(model: Callable, backend: str) -> Callable:
-    return torch.compile(model, backend=resolve_backend(backend), fullgraph=True, dynamic=False)
+def compile_model(model: Callable, backend: str, surface: Surface | None = None) -> Callable:
+    surface = surface or Surface()
+    return torch.compile(model, backend=resolve_backend(backend), **surface.compile_kwargs())
 
 
 def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
@@ -131,36 +134,49 @@ def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
 def run_task(task: Task) -> dict[str, Any]:
     """Judge every draw; return the most severe verdict (and outputs when asked)."""
     graph = Graph.from_dict(task.graph)
+    surface = Surface.from_dict(task.surface)
+    surface.check_for(task.device, task.backend)
     programs = Programs.build(graph)
     torch._dynamo.reset()
-    compiled = compile_model(programs.model, task.backend)
+    compiled = compile_model(programs.model, task.backend, surface)
     verdicts, kept = [], []
     for i, inputs in enumerate(task.draws):
         args = [inputs[str(n)].to(task.device) for n in graph.input_ids()]
-        verdict, outputs = run_draw(programs, compiled, args, task.config, task.policy)
+        verdict, outputs = run_draw(programs, compiled, args, task.config, task.policy,
+                                    surface.training)
         verdict.draw = i
         verdict.magnitude = task.magnitudes[i] if i < len(task.magnitudes) else None
         verdicts.append(verdict)
         kept.append(outputs)
     worst = oracle.most_severe(verdicts)
-    result: dict[str, Any] = {"verdict": worst.to_dict()}
+    result: dict[str, Any] = {"verdict": worst.to_dict(),
+                              "scores": [v.score for v in verdicts]}  # per draw: guided search
     if task.keep_outputs and worst.draw is not None:
         result["outputs"] = kept[worst.draw]
     return result
 
 
 def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
-             overrides: dict, judged_by: str = "float64") -> tuple[Verdict, dict]:
+             overrides: dict, judged_by: str = "float64",
+             training: bool = False) -> tuple[Verdict, dict]:
+    """One draw's verdict and outputs. ``training``: forward and backward
+    (``rules.forward_backward``); the gradients are judged after the outputs, and the outputs
+    judged are the training graph's."""
+    run = rules.forward_backward if training else _forward
+    arity = len(programs.graph.outputs)
     try:
-        eager = list(programs.model(*args))
+        eager_all = run(programs.model, args)
+        eager = eager_all[:arity] if programs.nodewise else eager_all
         # A second eager run checks determinism; on a generated graph the trace is that run and
         # also gives every node's eager value (what a head's evidence is measured against).
         eager_values = programs.trace(*args) if programs.nodewise else {}
         again = [eager_values[o] for o in programs.graph.outputs] if programs.nodewise \
-            else list(programs.model(*args))
+            else _forward(programs.model, args)
+        if training:
+            again = [*again, *run(programs.model, args)[arity:]]
     except Exception as err:  # a generator bug, not a compiler bug: never a finding
         return Verdict("skip", message=f"eager failed: {type(err).__name__}: {err}"), {}
-    if not oracle.bitwise_equal(eager, again):
+    if not oracle.bitwise_equal(eager_all, again):
         return Verdict("skip", message="eager is nondeterministic on this input"), {}
     absent = config.missing(overrides)
     if absent:  # a knob this torch does not have: nothing was tested, nothing crashed
@@ -169,16 +185,27 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     patched = inductor_config(overrides)  # refuses a knob outside the allowlist: not a crash
     try:
         with patched:
-            out = compiled(*args)
-        out = list(out) if isinstance(out, (tuple, list)) else [out]
+            out_all = run(compiled, args)
     except Exception as err:
         return Verdict("crash", message=_error_line(err), frames=rules.torch_frames(err)), \
-            {"eager": eager}
+            {"eager": eager_all}
     values = rules.float64_run(programs.trace, args)
+    ref_all = [values[o] for o in programs.graph.outputs]
+    out = out_all[:arity] if training else out_all  # a wrong arity is a meta finding
     verdict = policy.judge_graph(programs.graph, eager, out, values, eager_values, judged_by)
-    outputs = {"eager": [t.cpu() for t in eager], "compiled": [t.cpu() for t in out],
-               "fp64": [values[o].cpu() for o in programs.graph.outputs]}
+    if training:
+        ref_all += rules.float64_run(lambda *wide: run(programs.model, wide), args)[arity:]
+        floats = [n for n, t in zip(programs.graph.input_ids(), args) if t.is_floating_point()]
+        verdict = oracle.with_gradients(verdict, eager_all[arity:], out_all[arity:],
+                                        ref_all[arity:], floats)
+    outputs = {"eager": [t.cpu() for t in eager_all], "compiled": [t.cpu() for t in out_all],
+               "fp64": [t.cpu() for t in ref_all]}
     return verdict, outputs
+
+
+def _forward(fn: Callable, args: list[torch.Tensor]) -> list[torch.Tensor]:
+    out = fn(*args)
+    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def _error_line(err: BaseException) -> str:

@@ -210,6 +210,9 @@ def shape_step(b: Builder, y: int) -> int | None:
         if name == "prod":
             return b.attempt(name, y, dim=dims[0], keepdim=keepdim)
         return b.attempt(name, y, dim=dims[0])
+    if roll < 0.7 and len(shape) == 3:  # a 1-d pool over the last dim, its edges padded
+        return b.attempt("avg_pool1d", y, kernel=b.pick([2, 3]), stride=b.pick([1, 2]),
+                         padding=b.pick([0, 1]), ceil=b.chance(0.5))
     if roll < 0.8:
         layout = b.pick(["permute", "flip", "slice_step", "cat", "chunk", "gather",
                          "index_select", "linspace"])

@@ -173,9 +173,11 @@ def vision_body(b: Builder) -> tuple[int, list[int]]:
             x = b.op("add", x, block_in)
         x = maybe_hazard(b, x)
         if b.chance(0.3) and b.shape(x)[2] >= 4:
-            x = b.op(b.pick(["avg_pool2d", "max_pool2d"]), x, kernel=2)
+            x = pool_variant(b, x) if b.chance(0.3) else \
+                b.op(b.pick(["avg_pool2d", "max_pool2d"]), x, kernel=2)
         elif b.chance(0.15):
-            x = b.op("interpolate", x, scale=2.0, mode=b.pick(["nearest", "bilinear"]))
+            x = resample_variant(b, x) if b.chance(0.3) else \
+                b.op("interpolate", x, scale=2.0, mode=b.pick(["nearest", "bilinear"]))
         taps.append(x)
     if b.chance(0.4):
         x = b.op("flatten", b.op("adaptive_avg_pool2d", x, size=b.pick([1, 2])))
@@ -184,6 +186,28 @@ def vision_body(b: Builder) -> tuple[int, list[int]]:
             x = b.activation(x)
         taps.append(x)
     return x, taps
+
+
+def pool_variant(b: Builder, x: int) -> int:
+    """A pool with stride, padding, ceil mode or dilation: the index arithmetic of the edges."""
+    kernel = b.pick([2, 3])
+    padding = b.pick([0, kernel // 2])
+    if b.chance(0.5):
+        return b.attempt("avg_pool2d_ex", x, kernel=kernel, stride=b.pick([1, 2]),
+                         padding=padding, ceil=b.chance(0.5), include_pad=b.chance(0.5)) or x
+    if b.chance(0.3):
+        return b.op("adaptive_max_pool2d", x, size=b.pick([1, 3]))
+    return b.attempt("max_pool2d_ex", x, kernel=kernel, stride=b.pick([1, 2]), padding=padding,
+                     dilation=b.pick([1, 2]), ceil=b.chance(0.5)) or x
+
+
+def resample_variant(b: Builder, x: int) -> int:
+    """Resampling to an explicit size, where the source index is a rounded float."""
+    _, _, h, w = b.shape(x)
+    size = (max(1, h + b.pick([-1, 1, 3])), max(1, w + b.pick([-2, 1, 5])))
+    mode = b.pick(["bilinear", "bicubic", "nearest-exact", "area"])
+    align = b.chance(0.5) if mode in ("bilinear", "bicubic") else None
+    return b.op("interpolate_size", x, size=size, mode=mode, align=align)
 
 
 def vision_norm(b: Builder, x: int) -> int:

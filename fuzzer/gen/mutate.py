@@ -7,7 +7,9 @@ Each mutant is the seed graph plus one to three edits drawn from the grammars' o
 - ``rewire``: a value combined with another one (``add``/``sub``/``mul``/``maximum``) before its
   consumers read it, joining branches the model keeps apart;
 - ``head``: a new encoding head (E8M0, int8 quantize, sign, comparison) on an inner value, since
-  discrete outputs turn one ulp upstream into a wrong answer.
+  discrete outputs turn one ulp upstream into a wrong answer;
+- ``nudge``: a float constant (a scale, a clamp bound, an epsilon) moved by a factor of 1/2 to 2
+  or by one ulp; guided search only (``GUIDED_EDITS``), since a user's constants are theirs.
 
 An edit that breaks a shape or dtype rule is dropped and another drawn, so a mutant is always a
 valid graph. Mutants are pure functions of (seed graph, seed).
@@ -30,8 +32,10 @@ COMBINE = ("add", "sub", "mul", "maximum", "minimum", "div")
 MAX_TRIES = 20
 
 
-def mutate(seed_graph: Graph, seed: int, edits: int | None = None) -> Graph:
-    """A valid mutant of ``seed_graph``: 1–3 edits (or ``edits``), deterministic in ``seed``."""
+def mutate(seed_graph: Graph, seed: int, edits: int | None = None,
+           palette: list[Callable[[Graph, random.Random], bool]] | None = None) -> Graph:
+    """A valid mutant of ``seed_graph``: 1–3 edits (or ``edits``) drawn from ``palette``
+    (default ``EDITS``), deterministic in ``seed``."""
     rng = random.Random(seed)
     graph = seed_graph.copy()
     wanted = edits if edits is not None else rng.randint(1, 3)
@@ -39,7 +43,7 @@ def mutate(seed_graph: Graph, seed: int, edits: int | None = None) -> Graph:
     for _ in range(wanted * MAX_TRIES):
         if done == wanted:
             break
-        edit = rng.choice(EDITS)
+        edit = rng.choice(palette or EDITS)
         candidate = graph.copy()
         try:
             if edit(candidate, rng):
@@ -138,4 +142,23 @@ def add_head(graph: Graph, rng: random.Random) -> bool:
     return True
 
 
+def nudge_constant(graph: Graph, rng: random.Random) -> bool:
+    """A constant decides which side of a boundary a value lands on: move one."""
+    import math
+
+    places = [(n, key) for n in graph.op_ids() for key, value in graph.node(n)["attrs"].items()
+              if type(value) is float and math.isfinite(value) and value != 0.0]
+    if not places:
+        return False
+    node, key = rng.choice(places)
+    value = graph.node(node)["attrs"][key]
+    if rng.random() < 0.5:
+        moved = value * rng.choice([0.5, 0.75, 1.5, 2.0])
+    else:
+        moved = math.nextafter(value, rng.choice([math.inf, -math.inf]))
+    graph.node(node)["attrs"][key] = moved
+    return True
+
+
 EDITS: list[Callable[[Graph, random.Random], bool]] = [insert_op, replace_op, rewire, add_head]
+GUIDED_EDITS = [*EDITS, nudge_constant]

@@ -117,5 +117,16 @@ def _small(body: Callable[[Builder], tuple[int, list[int]]], seed: int, dtype: s
     return b.graph
 
 
+def for_training(graph: Graph) -> Graph:
+    """The graph with the float value under each discrete head as an output too: a training run
+    differentiates float outputs only, and a model ending in encoding heads has none."""
+    graph = graph.copy()
+    floats = [graph.node(o)["inputs"][0] for o in graph.outputs
+              if graph.node(o)["dtype"] not in ops.FLOAT_DTYPES and graph.node(o)["inputs"]
+              and graph.node(graph.node(o)["inputs"][0])["dtype"] in ops.FLOAT_DTYPES]
+    graph.outputs = list(dict.fromkeys([*graph.outputs, *floats]))
+    return graph
+
+
 BODIES = {"special-functions": edge.special_body, "decimal": edge.decimal_body,
           "integer": edge.integer_body, "shapes": edge.shapes_body}

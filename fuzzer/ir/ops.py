@@ -474,6 +474,22 @@ unary("adaptive_avg_pool2d", "F.adaptive_avg_pool2d({0}, {size})", category="poo
 unary("interpolate", "F.interpolate({0}, scale_factor={scale}, mode={mode})", category="pool",
       shape_rule=interpolate_shape, attrs=("scale", "mode"))
 
+# The other pooling and resampling variants: strides, padding, ceil mode, dilation, explicit
+# output sizes, align_corners; torch decides their shapes (``by_meta``).
+for _name, _template, _attrs in (
+        ("avg_pool2d_ex", "F.avg_pool2d({0}, {kernel}, stride={stride}, padding={padding}, "
+         "ceil_mode={ceil}, count_include_pad={include_pad})",
+         ("kernel", "stride", "padding", "ceil", "include_pad")),
+        ("max_pool2d_ex", "F.max_pool2d({0}, {kernel}, stride={stride}, padding={padding}, "
+         "dilation={dilation}, ceil_mode={ceil})",
+         ("kernel", "stride", "padding", "dilation", "ceil")),
+        ("adaptive_max_pool2d", "F.adaptive_max_pool2d({0}, {size})", ("size",)),
+        ("avg_pool1d", "F.avg_pool1d({0}, {kernel}, stride={stride}, padding={padding}, "
+         "ceil_mode={ceil})", ("kernel", "stride", "padding", "ceil")),
+        ("interpolate_size", "F.interpolate({0}, size={size}, mode={mode}, "
+         "align_corners={align})", ("size", "mode", "align"))):
+    unary(_name, _template, category="pool", attrs=_attrs, infer=by_meta(_name))
+
 register(OpSpec("matmul", 2, "torch.matmul({0}, {1})", shape_rule=matmul_shape, category="layout"))
 unary("transpose", "{0}.transpose({dim0}, {dim1})", category="layout", shape_rule=transpose_shape,
       attrs=("dim0", "dim1"))

@@ -5,15 +5,16 @@ bisector, recheck, the nightly, capture's check against the user's file and ``re
 compare ``DivergenceKey``s. A key is plain data (it is serialised into repro files): the kind
 (``int-flip`` is strong evidence by definition, ``weak-flip`` another kind, so a strong flip never
 shrinks into a weak one); for value divergences the output node (node ids survive minimization,
-output positions do not); for crashes and timeouts the exception type and the innermost frames
+output positions do not), or for a gradient (``--training``) the input node it is taken for;
+for crashes and timeouts the exception type and the innermost frames
 inside torch where it was raised.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.oracle import OutputVerdict, Verdict
 
 RAISED = ("crash", "timeout")  # kinds told apart by the exception, not by an output
 
@@ -24,12 +25,18 @@ class DivergenceKey:
     node: int | None = None
     error: str = ""
     frames: tuple[str, ...] = ()
+    gradient: bool = False  # node is the input whose gradient diverged, not an output node
 
     @classmethod
     def of(cls, verdict: Verdict) -> DivergenceKey:
         if verdict.kind in RAISED:
             return cls(verdict.kind, None, error_type(verdict.message), tuple(verdict.frames))
-        return cls(verdict.kind, verdict.node)
+        out = verdict.diverging
+        return cls.of_output(out) if out is not None else cls(verdict.kind, verdict.node)
+
+    @classmethod
+    def of_output(cls, out: OutputVerdict) -> DivergenceKey:
+        return cls(out.kind, out.node, gradient="gradient_of" in out.details)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "frames": list(self.frames)}
@@ -41,5 +48,25 @@ def error_type(message: str) -> str:
 
 
 def same_divergence(target: Verdict, verdict: Verdict) -> bool:
-    """Does ``verdict`` show the divergence ``target`` recorded? Never true for a non-finding."""
-    return verdict.is_finding and DivergenceKey.of(verdict) == DivergenceKey.of(target)
+    """Does ``verdict`` show the divergence ``target`` recorded, as its worst or on any of its
+    outputs (a candidate whose other outputs now diverge worse still holds the target's: a
+    training run's gradients often diverge together)? Never true for a non-finding."""
+    if not verdict.is_finding:
+        return False
+    want = DivergenceKey.of(target)
+    if DivergenceKey.of(verdict) == want:
+        return True
+    return want.kind not in RAISED and \
+        any(DivergenceKey.of_output(o) == want for o in verdict.outputs)
+
+
+def focus(target: Verdict, verdict: Verdict) -> Verdict:
+    """``verdict`` naming the output that shows ``target``'s divergence (``same_divergence``),
+    when its worst output is another one: what a minimized case records and its repro checks."""
+    want = DivergenceKey.of(target)
+    if DivergenceKey.of(verdict) == want or want.kind in RAISED:
+        return verdict
+    for out in verdict.outputs:
+        if DivergenceKey.of_output(out) == want:
+            return replace(verdict, kind=out.kind, output=out.output, node=out.node)
+    return verdict

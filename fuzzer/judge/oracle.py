@@ -56,6 +56,7 @@ class Verdict:
     magnitude: str | None = None
     message: str = ""
     frames: list[str] = field(default_factory=list)  # a crash: where in torch (rules.torch_frames)
+    score: float = 0.0  # regression_score, the worst output's: what guided search climbs
 
     @property
     def is_finding(self) -> bool:
@@ -86,6 +87,8 @@ class Verdict:
         outputs = [OutputVerdict(**_checked_output(o)) for o in data.get("outputs", [])]
         verdict = cls(**{**data, "outputs": outputs})
         _check_kind(verdict.kind)
+        if not isinstance(verdict.score, (int, float)):
+            raise TypeError("verdict score must be a number")
         for name in ("output", "node", "draw"):
             if not isinstance(getattr(verdict, name), (int, type(None))):
                 raise TypeError(f"verdict {name} must be an integer")
@@ -108,20 +111,28 @@ class Verdict:
         try:
             return self._details_summary(out)
         except (KeyError, TypeError):  # details from a file that does not hold them all
-            return f"{self.kind} in output {self.output} ({out.dtype})"
+            return f"{self.kind} in {self.place} ({out.dtype})"
+
+    @property
+    def place(self) -> str:
+        """Where it diverged: ``output 2``, or ``the gradient of input node 0`` (training)."""
+        out = self.diverging
+        if out is not None and isinstance(out.details.get("gradient_of"), int):
+            return f"the gradient of input node {out.details['gradient_of']}"
+        return f"output {self.output}"
 
     def _details_summary(self, out: OutputVerdict) -> str:
         d = out.details
         if self.kind in ("int-flip", "weak-flip", "parity") or \
                 (self.kind == "benign" and "fp64_agrees" in d):
-            return (f"{self.kind} ({d.get('evidence', '?')} evidence) in output {self.output} "
+            return (f"{self.kind} ({d.get('evidence', '?')} evidence) in {self.place} "
                     f"({out.dtype}): {d['count']}/{d['total']} "
                     f"elements differ, max |diff| {d['max_abs_diff']}, "
                     f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
                     f"{d['fp64_agrees']['compiled']}" + _distance(d) + _parity(self.kind, d))
         if self.kind in ("nonfinite", "hidden-nonfinite", "benign", "eager-nonfinite"):
-            return f"{self.kind} in output {self.output} ({out.dtype}): {d['count']} elements"
-        return f"{self.kind} in output {self.output} ({out.dtype}): {d.get('reason', '')}"
+            return f"{self.kind} in {self.place} ({out.dtype}): {d['count']} elements"
+        return f"{self.kind} in {self.place} ({out.dtype}): {d.get('reason', '')}"
 
 
 def _check_kind(kind: Any) -> None:
@@ -302,7 +313,7 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
     if len(compiled) != len(eager):
         return Verdict("meta", message=f"compiled returned {len(compiled)} outputs, "
                                        f"eager {len(eager)}")
-    outputs = []
+    outputs, scores = [], []
     undefined = undefined or [None] * len(eager)
     ordinal = ordinal or [True] * len(eager)
     for i, (e, c, r, head, node) in enumerate(zip(eager, compiled, ref, heads, nodes)):
@@ -311,6 +322,7 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
             outputs.append(OutputVerdict(i, node, "meta", dtype, {
                 "reason": f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
                           f"{e.dtype}"}))
+            scores.append(0.0)
             continue
         c = c.to(e.device)
         if e.is_floating_point():
@@ -319,8 +331,66 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
             kind, details = judge_discrete(e, c, r, head, undefined[i], ordinal[i],
                                            policy == "parity")
         outputs.append(OutputVerdict(i, node, kind, dtype, details))
+        scores.append(regression_score(e, c, r, dtype, undefined[i], ordinal[i]))
+    return _ranked(outputs, scores)
+
+
+def with_gradients(verdict: Verdict, eager: list[torch.Tensor], compiled: list[torch.Tensor],
+                   ref: list[torch.Tensor], inputs: list[int]) -> Verdict:
+    """``verdict`` with a training run's gradients judged as further outputs, by the float
+    rules; ``inputs`` names the input node of each gradient (``details["gradient_of"]``)."""
+    if verdict.kind not in RANK + ("ok",) or len(verdict.outputs) == 0:
+        return verdict  # no outputs to add to: a skip, or eager and compiled disagree on arity
+    outputs, scores = list(verdict.outputs), [verdict.score]
+    for e, c, r, node in zip(eager, compiled, ref, inputs):
+        dtype = str(e.dtype).removeprefix("torch.")
+        if c.shape != e.shape or c.dtype != e.dtype:
+            kind, details = "meta", {"reason": f"compiled gave a {tuple(c.shape)} {c.dtype} "
+                                               f"gradient, eager {tuple(e.shape)} {e.dtype}"}
+        else:
+            kind, details = judge_float(e, c.to(e.device), r, dtype)
+            scores.append(regression_score(e, c.to(e.device), r, dtype))
+        outputs.append(OutputVerdict(len(outputs), node, kind, dtype,
+                                     {**details, "gradient_of": node}))
+    return _ranked(outputs, scores)
+
+
+def _ranked(outputs: list[OutputVerdict], scores: list[float]) -> Verdict:
+    """The case's verdict: its most severe output's kind, or ok; its score the worst one's."""
     ranked = [o for o in outputs if o.kind in RANK]
+    score = max(scores, default=0.0)
     if not ranked:
-        return Verdict("ok", outputs=outputs)
+        return Verdict("ok", outputs=outputs, score=score)
     worst = min(ranked, key=lambda o: RANK.index(o.kind))
-    return Verdict(worst.kind, worst.output, worst.node, outputs)
+    return Verdict(worst.kind, worst.output, worst.node, outputs, score=score)
+
+
+SCORE_CAP = 1e6  # a non-finite value compiled made up: worse than any rounding
+
+
+def regression_score(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor, dtype: str,
+                     undefined: torch.Tensor | None = None, ordinal: bool = True) -> float:
+    """How much worse compiled is than eager against float64 on one output, in the terms of the
+    rule that judges it: at 1 or more that rule fires, so a case just under 1 is a near miss
+    worth mutating (``--search guided``).
+
+    Floats, on the elements all three have finite: ``torch._dynamo.utils.same`` fails when
+    compiled is not allclose to eager (atol = rtol = tol) and compiled's RMSE against float64
+    exceeds ``2 * eager's + tol / 10``; the score is the smaller of the two ratios, largest
+    ``|compiled - eager| / (tol + tol * |compiled|)`` and ``RMSE_compiled / (2 * RMSE_eager +
+    tol / 10)``. ``SCORE_CAP`` where compiled is non-finite and eager and float64 are not.
+    Discrete codes: 1 plus the share of elements that regress (compiled's code further from
+    float64's than eager's), 0 when none does."""
+    if not eager.is_floating_point():
+        regress = rules.discrete_regressions(eager, compiled, ref, undefined, ordinal)
+        return 1.0 + float(regress.float().mean()) if bool(regress.any()) else 0.0
+    if bool(rules.nonfinite_in_compiled(eager, compiled, ref).any()):
+        return SCORE_CAP
+    both = torch.isfinite(eager) & torch.isfinite(compiled) & torch.isfinite(ref)
+    if not bool(both.any()):
+        return 0.0
+    tol = TOLERANCE.get(dtype, 1e-4)
+    e, c, r = eager[both].double(), compiled[both].double(), ref[both].double()
+    apart = float(((c - e).abs() / (tol + tol * c.abs())).max())
+    rmse = lambda x: float(torch.sqrt(torch.mean((x - r) ** 2)))  # noqa: E731
+    return min(SCORE_CAP, apart, rmse(c) / (2.0 * rmse(e) + tol / 10))

@@ -59,6 +59,22 @@ def float64_run(fn, inputs):
         torch.set_default_dtype(saved)
 
 
+def forward_backward(fn, inputs):
+    """What a training run is judged on: ``fn``'s outputs, then the gradient of the sum of its
+    float outputs with respect to each float input in order (weights are inputs too; zeros
+    where an input does not reach them). The inputs keep their layouts (``detach`` is a view)."""
+    leaves = [t.detach().requires_grad_(t.is_floating_point()) for t in inputs]
+    outputs = list(fn(*leaves))
+    wrt = [t for t in leaves if t.requires_grad]
+    reached = [o for o in outputs if o.requires_grad]
+    grads = [None] * len(wrt)
+    if reached and wrt:
+        grads = torch.autograd.grad(reached, wrt, [torch.ones_like(o) for o in reached],
+                                    allow_unused=True)
+    return [o.detach() for o in outputs] + \
+        [torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt)]
+
+
 def discrete_regressions(eager, compiled, ref, undefined=None, ordinal=True):
     """Elements where compiled's code is strictly further from float64's than eager's."""
     ref = ref.to(eager.dtype)

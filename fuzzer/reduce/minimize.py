@@ -27,7 +27,7 @@ from fuzzer.corpus.replay import task_for
 from fuzzer.execute.workers import Runner
 from fuzzer.ir import generic, ops, render
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.key import same_divergence
+from fuzzer.judge.key import focus, same_divergence
 from fuzzer.judge.oracle import Verdict
 
 ELEMENTWISE = ("elementwise", "binary", "head")
@@ -178,7 +178,7 @@ class Shrinker:
         if interesting:
             if len(candidate.graph) < len(self.best.graph):
                 self.ops_settled_at = self.calls
-            candidate.verdict = verdict
+            candidate.verdict = focus(self.target, verdict)
             self.best = candidate
         elif verdict.is_finding:
             self.save_slip(candidate, verdict)
@@ -207,12 +207,22 @@ class Shrinker:
     # ------------------------------------------------------------ passes
 
     def drop_other_outputs(self) -> bool:
-        """Outputs other than the diverging one keep their whole subgraphs alive."""
-        if len(self.best.graph.outputs) == 1:
+        """Outputs other than the diverging one keep their whole subgraphs alive. A diverging
+        gradient (training) is of an input, and the outputs it flows back from are not known:
+        they are dropped ddmin-style, as many as keep it."""
+        outputs = self.best.graph.outputs
+        if len(outputs) == 1:
             return False
+        if self.target.node in outputs:
+            graph = self.best.graph.copy()
+            graph.outputs = [self.target.node]
+            return self.test(derive(self.best, graph, self.best.inputs))
+        return self._ddmin(list(outputs), self._without_outputs)
+
+    def _without_outputs(self, dropped: list[int]) -> Case | None:
         graph = self.best.graph.copy()
-        graph.outputs = [self.target.node]
-        return self.test(derive(self.best, graph, self.best.inputs))
+        graph.outputs = [o for o in graph.outputs if o not in dropped]
+        return derive(self.best, graph, self.best.inputs) if graph.outputs else None
 
     def cut_to_eager_values(self) -> bool:
         """A long upstream chain hides a short cause: replace nodes by their eager values.
@@ -485,7 +495,8 @@ def minimize(case: Case, runner: Runner, *, k: int = 3, max_calls: int = 400,
         shrinker.progress(f"stopped early: {stop}")
     final = canonical(shrinker.best)
     verdicts = shrinker.reproduce(final, k)
-    agreeing = [v for v in verdicts if v.kind == shrinker.target.kind]
+    renamed = final.verdict  # the best's, its nodes renamed: the target in the final's ids
+    agreeing = [focus(renamed, v) for v in verdicts if same_divergence(renamed, v)]
     final.verdict = agreeing[0] if agreeing else verdicts[0]
     final.origin = {**case.origin, "minimized_from": case.digest()[:12]}
     return MinimizeResult(
@@ -502,7 +513,19 @@ def canonical(case: Case) -> Case:
     mapping = graph.relabel()
     inputs = {str(mapping[int(k)]): v for k, v in case.inputs.items() if int(k) in mapping}
     return replace(case, graph=graph, inputs=inputs, config=dict(case.config),
-                   versions=dict(case.versions), origin=dict(case.origin))
+                   versions=dict(case.versions), origin=dict(case.origin),
+                   verdict=renamed(case.verdict, mapping))
+
+
+def renamed(verdict: Verdict | None, mapping: dict[int, int]) -> Verdict | None:
+    """The verdict with the node ids it names (outputs', gradients' inputs) renamed."""
+    if verdict is None:
+        return None
+    new = lambda n: mapping.get(n, n) if isinstance(n, int) else n  # noqa: E731
+    outputs = [replace(o, node=new(o.node), details={
+        **o.details, **({"gradient_of": new(o.details["gradient_of"])}
+                        if "gradient_of" in o.details else {})}) for o in verdict.outputs]
+    return replace(verdict, node=new(verdict.node), outputs=outputs)
 
 
 def _complexity(value: float) -> tuple[int, float]:

@@ -23,18 +23,23 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.ir import render
 from fuzzer.judge import policy, rules
 from fuzzer.judge.key import DivergenceKey
-from fuzzer.judge.oracle import TOLERANCE
+from fuzzer.judge.oracle import TOLERANCE, Verdict
 
 INLINE_LIMIT = 256  # input elements written into the file; more go to inputs.pt
 TIMEOUT = 300  # seconds before a timeout case counts as reproduced (the workers' default)
 
 MAIN = '''\
+def run(fn, args):
+    """What numfuzz judged: the outputs, then (TRAINING) the inputs' gradients."""
+    return forward_backward(fn, args) if TRAINING else list(fn(*args))
+
+
 def main():
     torch._inductor.config.fallback_random = True
 {config}    try:
         inputs = get_inputs()
-        eager = model(*inputs)
-        ref = float64_run(model, inputs)
+        eager = run(model, inputs)
+        ref = float64_run(lambda *wide: run(model, wide), inputs)
     except Exception as err:
         print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
         return 2
@@ -47,7 +52,7 @@ def main():
         signal.signal(signal.SIGALRM, alarm)
         signal.alarm(TIMEOUT)
     try:
-        compiled = torch.compile(model, backend={backend}, fullgraph=True)(*inputs)
+        compiled = run(torch.compile(model, backend={backend}, **COMPILE), inputs)
     except Exception as err:
         raised = "timeout" if isinstance(err, TimeoutError) else "crash"
         print(f"compiled failed: {{type(err).__name__}}: {{err}}")
@@ -83,7 +88,7 @@ def main():
         strong = strong.to(e.device)
     kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY)
     diverged = kind == KEY["kind"]
-    print(f"output {{OUTPUT}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
+    print(f"{{PLACE}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
     if kind not in ("ok", "meta"):
         c = c.to(e.device)
         bad = {{"int-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
@@ -161,10 +166,12 @@ def repro_source(case: Case, out_dir: Path) -> str:
     key = DivergenceKey.of(verdict)
     output = verdict.output if verdict.output is not None else 0
     head = _head(case, output)
+    surface = case.compile_surface
     config = "".join(f"    torch._inductor.config.{k} = {v!r}\n" for k, v in case.config.items())
     header = (
         f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
         f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
+        f"compiled {surface.label()}, "
         f"torch {torch.__version__}. Generated "
         "by numfuzz; a person should check it before filing.\n"
         "Exit status: 1 = the divergence reproduces, 0 = it does not, 2 = it could not run;\n"
@@ -182,10 +189,13 @@ def repro_source(case: Case, out_dir: Path) -> str:
         header + imports + render.HEADER.rstrip() + "\n\ninf, nan = float('inf'), float('nan')",
         render.render_function(case.graph),
         f"DEVICE = {case.device!r}\nKEY = {key.to_dict()!r}  # the divergence it reproduces\n"
-        f"OUTPUT = {output}\nTOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
+        f"OUTPUT = {output}\nPLACE = {_place(case, verdict)!r}  # what OUTPUT indexes\n"
+        f"TOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
         f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
-        f"ORDINAL = {policy.ordinal(case.graph)[output] if case.graph.outputs else True!r}\n"
-        f"HEAD = {head!r}\nPARITY = {case.policy == 'parity'!r}  # judged by eager parity",
+        f"ORDINAL = {_ordinal(case, output)!r}\n"
+        f"HEAD = {head!r}\nPARITY = {case.policy == 'parity'!r}  # judged by eager parity\n"
+        f"COMPILE = {surface.compile_kwargs()!r}\n"
+        f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum",
         _inputs_source(case, out_dir),
         "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
         + rules.embedded_source().rstrip(),
@@ -199,6 +209,20 @@ def _quotable(text: str) -> str:
     """Text from a case file, safe inside the repro's docstring (no quote or backslash can end
     it early: a verdict message is data, never code)."""
     return text.replace("\\", "/").replace('"', "'").replace("\r", " ")
+
+
+def _place(case: Case, verdict: Verdict) -> str:
+    """What OUTPUT indexes, in the repro's own names: an output, or an input's gradient."""
+    out = verdict.diverging
+    if out is not None and isinstance(out.details.get("gradient_of"), int) and \
+            out.details["gradient_of"] in case.graph.input_ids():
+        return f"the gradient of {case.graph.var(out.details['gradient_of'])}"
+    return f"output {verdict.output if verdict.output is not None else 0}"
+
+
+def _ordinal(case: Case, output: int) -> bool:
+    codes = policy.ordinal(case.graph)
+    return codes[output] if output < len(codes) else True
 
 
 def _head(case: Case, output: int) -> dict | str | None:
@@ -223,6 +247,8 @@ def _head_source(case: Case, output: int) -> list[str]:
     """The trace (every node's value, the same body as ``model``), the head's boundary and the
     jumps of the float steps further up (``policy.upstream_steps``)."""
     graph = case.graph
+    if output >= len(graph.outputs):  # a gradient (training): judged as a float
+        return []
     source = policy.evidence_source(graph, graph.outputs[output])
     if not isinstance(source, tuple):
         return []

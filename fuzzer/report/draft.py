@@ -54,7 +54,7 @@ def output_label(verdict: Verdict | None) -> str:
     if verdict is None or verdict.output is None:
         return "compiled graph"
     out = verdict.diverging
-    return f"output {verdict.output}" + (f" ({out.dtype})" if out else "")
+    return verdict.place + (f" ({out.dtype})" if out else "")
 
 
 def title_for(case: Case) -> str:
@@ -116,8 +116,14 @@ def describe(case: Case) -> str:
     out = v.diverging
     if out is None:
         return f"`torch.compile` and eager disagree: {v.summary()}."
-    lines = [f"`torch.compile` (backend `{case.backend}`, {case.device}) and eager disagree on "
-             f"{output_label(v)} of the model below.", "", _values_table(out.details), ""]
+    surface = case.compile_surface
+    how = "" if surface.is_default else \
+        f", `{', '.join(f'{k}={v!r}' for k, v in surface.compile_kwargs().items())}`"
+    trained = " (a training run: forward, then backward of the sum of the float outputs)" \
+        if surface.training else ""
+    lines = [f"`torch.compile` (backend `{case.backend}`{how}, {case.device}) and eager disagree "
+             f"on {output_label(v)} of the model below{trained}.", "",
+             _values_table(out.details), ""]
     lines += _why(v.kind, out.details, out.dtype, case)
     lines += ["", "Checked as the pt2 template asks for fuzzer findings: default tolerances "
               f"(`torch._dynamo.utils.same`, tol={TOLERANCE.get(case.dtype, 1e-4)} for float "

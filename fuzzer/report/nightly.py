@@ -87,6 +87,9 @@ class NightSettings:
     engine: str = "local"  # or "ray": fuzz, minimize and triage on a Ray fleet's actors
     ray_address: str | None = None
     policy: str = "float64"  # oracle.POLICIES, for the night's campaign (cases carry their own)
+    config: dict = field(default_factory=dict)  # Inductor options for the night's campaign
+    surface: dict = field(default_factory=dict)  # execute.surface.Surface, likewise
+    search: str = "random"  # corpus.guided.SEARCHES
 
     @property
     def corpus_dir(self) -> Path:
@@ -294,7 +297,8 @@ def campaign_settings(s: NightSettings, night: Night) -> Any:
     return Settings(out=s.corpus_dir, device=s.device, cases=s.cases, seconds=seconds,
                     seed=night.seed, grammar=s.grammar, dtypes=s.dtypes, workers=s.workers,
                     backend=s.backend, timeout=s.timeout, resume=night.cases > 0,
-                    policy=s.policy, strategies=s.strategies)
+                    policy=s.policy, strategies=s.strategies, config=dict(s.config),
+                    surface=dict(s.surface), search=s.search)
 
 
 def _budget(cases: int | None, seconds: float | None) -> str:

@@ -305,7 +305,7 @@ def _bisect_child(path: str) -> dict:
     import torch
     from torch._inductor.compiler_bisector import CompilerBisector
 
-    from fuzzer.execute.runner import Programs, run_draw
+    from fuzzer.execute.runner import Programs, compile_model, run_draw
 
     case = Case.load(path)
     torch.set_num_threads(1)
@@ -316,8 +316,10 @@ def _bisect_child(path: str) -> dict:
     def good() -> bool:
         backend = CompilerBisector.get_backend() or "inductor"
         torch._dynamo.reset()
-        compiled = torch.compile(programs.model, backend=backend, fullgraph=True, dynamic=False)
-        verdict, _ = run_draw(programs, compiled, args, dict(case.config))
+        surface = case.compile_surface
+        compiled = compile_model(programs.model, backend, surface)
+        verdict, _ = run_draw(programs, compiled, args, dict(case.config), case.policy,
+                              surface.training)
         steps.append(f"{backend}/{CompilerBisector.get_subsystem() or '-'}: {verdict.kind}")
         return not same_divergence(case.verdict, verdict)
 

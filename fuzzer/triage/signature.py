@@ -13,7 +13,9 @@ The fields (``signature_fields``):
   never enter;
 - ``vanishes_with``: the knobs of the full set (``triage.attribute.KNOBS``) that make it vanish,
   each decided by a majority of k fresh runs (``attribute``), whatever ``--knobs`` a user passed;
-- ``error``: for crashes and timeouts, the exception type and the innermost torch frames.
+- ``error``: for crashes and timeouts, the exception type and the innermost torch frames;
+- ``gradient``: present (true) for a diverging gradient (``--training``), whose core is every op
+  the gradient flows back through from the outputs to its input.
 
 The bisector's culprit is recorded with a finding and shown in its draft, but it is not hashed:
 it is only run for new causes (minutes each, ``--no-bisect`` skips it), its application numbers
@@ -37,6 +39,7 @@ from fuzzer.ir import ops
 from fuzzer.ir.graph import canonical_order
 from fuzzer.judge import policy
 from fuzzer.judge.key import RAISED, error_type
+from fuzzer.judge.oracle import Verdict
 from fuzzer.triage.attribute import KNOBS, Attribution, device_type
 
 FAMILY = {"int-flip": "flip", "parity": "flip", "weak-flip": "flip", "nonfinite": "nonfinite",
@@ -57,6 +60,11 @@ def float_core(case: Case) -> list[str]:
     reads (for a float output, of what computes the output)."""
     graph, verdict = case.graph, case.verdict
     node = verdict.node if verdict is not None and verdict.node in graph.g else None
+    if node is not None and _is_gradient(verdict):  # what the input's gradient flows back through
+        keep = nx.descendants(graph.g, node) & \
+            set().union(*(nx.ancestors(graph.g, o) | {o} for o in graph.outputs))
+        return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
+                for n in canonical_order(graph) if n in keep]
     if node is None:
         return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
                 for n in canonical_order(graph) if graph.node(n)["op"] != "input"]
@@ -84,7 +92,14 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
     }
     if verdict and kind in RAISED:
         fields["error"] = [error_type(verdict.message), *verdict.frames]
+    if _is_gradient(verdict):  # a backward kernel's bug, not the forward's (older keys unchanged)
+        fields["gradient"] = True
     return fields
+
+
+def _is_gradient(verdict: Verdict | None) -> bool:
+    out = verdict.diverging if verdict is not None else None
+    return out is not None and "gradient_of" in out.details
 
 
 def signature_of(fields: dict) -> str:
