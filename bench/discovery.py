@@ -75,6 +75,20 @@ def judge_finding(case: Case, runner: Runner) -> dict:
             "empty": any(t.numel() == 0 for t in case.inputs.values())}
 
 
+def rows_of(corpus: Path, runner: Runner) -> list[dict]:
+    """A row per finding in ``corpus`` (``judge_finding``); unreadable files are skipped."""
+    rows = []
+    for path in sorted(corpus.glob("*.pt")):
+        try:
+            case = Case.load(path)
+        except CaseError as err:
+            print(f"skipped {err}", file=sys.stderr)
+            continue
+        if case.verdict is not None and case.verdict.is_finding:
+            rows.append({**judge_finding(case, runner), "file": path.name})
+    return rows
+
+
 def causes(rows: list[dict]) -> list[dict]:
     """Real findings merged into root causes (same_cause), first seen first."""
     merged: list[dict] = []
@@ -141,17 +155,8 @@ def main() -> None:
     args = parser.parse_args()
     summary = json.loads(args.summary.read_text()) if args.summary else None
     runner = Runner("cpu", threads=2, timeout=300, warmup=True)
-    rows = []
     try:
-        for path in sorted(args.corpus.glob("*.pt")):
-            try:
-                case = Case.load(path)
-            except CaseError as err:
-                print(f"skipped {err}", file=sys.stderr)
-                continue
-            if case.verdict is None or not case.verdict.is_finding:
-                continue
-            rows.append({**judge_finding(case, runner), "file": path.name})
+        rows = rows_of(args.corpus, runner)
     finally:
         runner.close()
     if args.json:

@@ -25,10 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from discovery import PUBLIC_CLASSES, causes, judge_finding  # noqa: E402
+from discovery import PUBLIC_CLASSES, causes, rows_of  # noqa: E402
 
-from fuzzer.corpus.case import Case  # noqa: E402
-from fuzzer.errors import CaseError  # noqa: E402
 from fuzzer.execute.workers import Runner  # noqa: E402
 
 SEARCHES = ("random", "guided")
@@ -46,19 +44,6 @@ def campaigns(minutes: float, seed: int, work: Path) -> dict[str, dict]:
              "--out", str(work / search)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, text=True)
     return {search: json.loads(proc.communicate()[0]) for search, proc in procs.items()}
-
-
-def rows_of(corpus: Path, runner: Runner) -> list[dict]:
-    rows = []
-    for path in sorted(corpus.glob("*.pt")):
-        try:
-            case = Case.load(path)
-        except CaseError as err:
-            print(f"skipped {err}", file=sys.stderr)
-            continue
-        if case.verdict is not None and case.verdict.is_finding:
-            rows.append({**judge_finding(case, runner), "file": path.name})
-    return rows
 
 
 def firsts(rows: list[dict]) -> dict[str, int]:

@@ -201,28 +201,26 @@ def _targets(args) -> bool:
     return any(a.numel() % 3 == 0 for a in args)
 
 
-def kill_parent(gm, example_inputs):
-    """On the targeted cases, SIGKILL the worker's parent: the actor dies, not just the worker."""
+def _signal_parent(gm, sig: int):
+    """``gm``, except that on the targeted cases it sends ``sig`` to the worker's parent."""
 
     def run(*args):
         if _targets(args):
-            os.kill(os.getppid(), signal.SIGKILL)
+            os.kill(os.getppid(), sig)
             time.sleep(60)
         return gm(*args)
 
     return run
+
+
+def kill_parent(gm, example_inputs):
+    """On the targeted cases, SIGKILL the worker's parent: the actor dies, not just the worker."""
+    return _signal_parent(gm, signal.SIGKILL)
 
 
 def stop_parent(gm, example_inputs):
     """On the targeted cases, SIGSTOP the worker's parent: the actor hangs without dying."""
-
-    def run(*args):
-        if _targets(args):
-            os.kill(os.getppid(), signal.SIGSTOP)
-            time.sleep(60)
-        return gm(*args)
-
-    return run
+    return _signal_parent(gm, signal.SIGSTOP)
 
 
 def scaled_gradients(gm, example_inputs):

@@ -58,7 +58,7 @@ class SeedPool:
         """Keep the case if it is among the best-scored that are not findings."""
         verdict = Verdict.from_dict(result["verdict"])
         scores = result.get("scores") or [verdict.score]
-        if verdict.is_finding or not scores or verdict.kind == "skip":
+        if verdict.is_finding or verdict.kind == "skip":
             return
         best = max(range(len(scores)), key=scores.__getitem__)
         if scores[best] < MIN_SCORE:

@@ -317,41 +317,44 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
     undefined = undefined or [None] * len(eager)
     ordinal = ordinal or [True] * len(eager)
     for i, (e, c, r, head, node) in enumerate(zip(eager, compiled, ref, heads, nodes)):
-        dtype = str(e.dtype).removeprefix("torch.")
-        if c.shape != e.shape or c.dtype != e.dtype:
-            outputs.append(OutputVerdict(i, node, "meta", dtype, {
-                "reason": f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
-                          f"{e.dtype}"}))
-            scores.append(0.0)
-            continue
-        c = c.to(e.device)
-        if e.is_floating_point():
-            kind, details = judge_float(e, c, r, dtype)
-        else:
-            kind, details = judge_discrete(e, c, r, head, undefined[i], ordinal[i],
-                                           policy == "parity")
-        outputs.append(OutputVerdict(i, node, kind, dtype, details))
-        scores.append(regression_score(e, c, r, dtype, undefined[i], ordinal[i]))
+        out, score = judge_output(i, node, e, c, r, head, undefined[i], ordinal[i],
+                                  policy == "parity")
+        outputs.append(out)
+        scores.append(score)
     return _ranked(outputs, scores)
+
+
+def judge_output(i: int, node: int, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor,
+                 head: Head | None = None, undefined: torch.Tensor | None = None,
+                 ordinal: bool = True, parity: bool = False) -> tuple[OutputVerdict, float]:
+    """One output's verdict (output ``i``, read from ``node``) and its ``regression_score``."""
+    dtype = str(e.dtype).removeprefix("torch.")
+    if c.shape != e.shape or c.dtype != e.dtype:
+        return OutputVerdict(i, node, "meta", dtype, {
+            "reason": f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
+                      f"{e.dtype}"}), 0.0
+    c = c.to(e.device)
+    if e.is_floating_point():
+        kind, details = judge_float(e, c, r, dtype)
+    else:
+        kind, details = judge_discrete(e, c, r, head, undefined, ordinal, parity)
+    return OutputVerdict(i, node, kind, dtype, details), \
+        regression_score(e, c, r, dtype, undefined, ordinal)
 
 
 def with_gradients(verdict: Verdict, eager: list[torch.Tensor], compiled: list[torch.Tensor],
                    ref: list[torch.Tensor], inputs: list[int]) -> Verdict:
-    """``verdict`` with a training run's gradients judged as further outputs, by the float
-    rules; ``inputs`` names the input node of each gradient (``details["gradient_of"]``)."""
-    if verdict.kind not in RANK + ("ok",) or len(verdict.outputs) == 0:
-        return verdict  # no outputs to add to: a skip, or eager and compiled disagree on arity
+    """``verdict`` with a training run's gradients judged as further outputs (float tensors:
+    the float rules); ``inputs`` names the input node of each gradient
+    (``details["gradient_of"]``)."""
+    if not verdict.outputs:
+        return verdict  # eager and compiled disagree on the outputs' number: nothing to add to
     outputs, scores = list(verdict.outputs), [verdict.score]
     for e, c, r, node in zip(eager, compiled, ref, inputs):
-        dtype = str(e.dtype).removeprefix("torch.")
-        if c.shape != e.shape or c.dtype != e.dtype:
-            kind, details = "meta", {"reason": f"compiled gave a {tuple(c.shape)} {c.dtype} "
-                                               f"gradient, eager {tuple(e.shape)} {e.dtype}"}
-        else:
-            kind, details = judge_float(e, c.to(e.device), r, dtype)
-            scores.append(regression_score(e, c.to(e.device), r, dtype))
-        outputs.append(OutputVerdict(len(outputs), node, kind, dtype,
-                                     {**details, "gradient_of": node}))
+        out, score = judge_output(len(outputs), node, e, c, r)
+        out.details["gradient_of"] = node
+        outputs.append(out)
+        scores.append(score)
     return _ranked(outputs, scores)
 
 
