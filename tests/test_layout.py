@@ -107,3 +107,10 @@ def test_divergence_rules_are_not_written_twice() -> None:
             assert 'message.split(":")' not in text, module  # the crash key: key.error_type
         if module != "fuzzer.judge.rules":
             assert "def diverges" not in text and "def discrete_flips" not in text, module
+
+
+def test_harness_errors_are_recognised_in_one_place() -> None:
+    """Whether a verdict is numfuzz's own failure is ``corpus.harness.is_harness_error``."""
+    for module, path in MODULES.items():
+        if module != "fuzzer.corpus.harness":
+            assert "startswith(HARNESS_ERROR)" not in path.read_text(), module

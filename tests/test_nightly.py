@@ -3,6 +3,7 @@ and a short real nightly on the CPU: a draft the first night, none again the sec
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -299,3 +300,67 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
         entry = known.match(store.cause(finding.signature))
     assert (entry is not None and entry.id == "fused-low-precision-roundtrip") == emulated
 
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (workers run in sessions of their own: killpg misses them)."""
+    found, todo = [], [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
+def test_night_killed_while_fuzzing_resumes_the_whole_night(tmp_path):
+    """kill -9 of the driver and both workers in the middle of the campaign, then the same
+    command again: the night resumes its campaign, every case file saved before the kill is kept
+    and processed once, no cause is drafted twice, and SUMMARY.md counts all 10 cases."""
+    import re
+    import time
+
+    reports = tmp_path / "reports"
+    cmd = [sys.executable, "-m", "fuzzer", "nightly", "--device", "cpu", "--cases", "10",
+           "--workers", "2", "--seed", "8", "--reports", str(reports),
+           "--backend", "tests.fakes:uint8_plus_one", "--k", "1", "--max-calls", "8",
+           "--max-findings", "2", "--no-bisect"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    victim = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              env=env, start_new_session=True)
+    found, family = [], []
+    deadline = time.monotonic() + 300
+    for line in victim.stdout:
+        family = sorted(set(family) | set(_descendants(victim.pid)))
+        if m := re.search(r"case \d+: .* -> (\S+\.pt)", line):
+            found.append(m.group(1))
+        if len(found) >= 2 or "fuzzed" in line or time.monotonic() > deadline:
+            break
+    for pid in [victim.pid, *family]:  # driver and workers, no chance to clean up
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    victim.wait()
+    assert len(found) == 2, "the campaign did not save two findings before the deadline"
+    (night_file,) = reports.glob("*/night.json")
+    night = json.loads(night_file.read_text())
+    assert night["stage"] == "fuzz" and 2 <= night["cases"] < 10
+    night_id = f"{night['date']}#{night['run']}"
+
+    resumed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-2000:]
+    assert f"resuming night {night_id} at stage fuzz" in resumed.stdout
+    corpus = reports / "corpus"
+    assert all((corpus / name).is_file() for name in found)  # nothing saved before is lost
+    with Store.in_reports(reports) as store:
+        keys = [r["key"] for r in store.night_rows(night_id)]
+        findings = store.findings()
+    assert len(keys) == len(set(keys))  # each case file processed once
+    assert set(found) <= set(keys) | {p.name for p in corpus.glob("*.pt")}
+    drafted = [f.signature for f in findings if f.draft_path]
+    assert len(drafted) == len(set(drafted)) == len(drafts_in(reports))  # one draft per cause
+    summary = (night_file.parent / "SUMMARY.md").read_text()
+    assert re.search(r"^\| 10 \| [\d.]+ \| \d+s \|", summary, re.M), summary  # all 10 cases
+    assert "**Clean night**" in summary

@@ -153,7 +153,7 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                     inductor_config: tuple[str, ...], training: bool, search: str) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
     from fuzzer.gen.strategy import parse_weights
-    from fuzzer.report.nightly import NightSettings, plain_log, run_night
+    from fuzzer.report.nightly import NightSettings, night_of, plain_log, run_night
 
     seconds = parse_duration(duration)
     if seconds is None and cases is None:
@@ -178,8 +178,14 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
         entries(known_file)  # a malformed file is one line and exit 2 now, not at dawn
         settings.known_file = known_file
     path = run_night(settings, log=plain_log)
+    night = night_of(path)
     click.echo(f"summary: {path}")
-    sys.exit(0)
+    if night.stopped:
+        raise UserError(f"night {night.id}: fuzzing {night.stopped}")
+    if night.harness_errors:
+        click.echo(f"night {night.id}: {night.harness_errors} harness errors (see {path})",
+                   err=True)
+    sys.exit(night.exit_status)
 
 
 # ------------------------------------------------------------------ findings
@@ -206,6 +212,7 @@ def findings_command(reports: Path, recheck: bool, k: int, as_json: bool) -> Non
         click.echo(strict_json([f.to_dict() for f in findings]))
         return
     _print_findings(findings, reports)
+    _print_last_night(reports)
 
 
 def _recheck(store: Any, k: int, quiet: bool) -> None:
@@ -233,6 +240,23 @@ def _print_findings(findings: list, reports: Path) -> None:
         table.add_row(f.signature, f.kind, f.title.removeprefix("[numfuzz] "), f.first_seen,
                       f.last_seen, str(f.hits), rel, status)
     Console(width=160).print(table)
+
+
+def _print_last_night(reports: Path) -> None:
+    """Whether the latest night was clean, and its first harness errors if it was not."""
+    from fuzzer.report.nightly import latest_night
+
+    night = latest_night(reports)
+    if night is None:
+        return
+    state = "still running or killed" if night.status == "running" else night.status
+    if not night.harness_errors and not night.stopped:
+        click.echo(f"last night {night.id} ({state}): clean, no harness errors")
+        return
+    click.echo(f"last night {night.id} ({state}): {night.harness_errors} harness errors"
+               + (f"; fuzzing {night.stopped}" if night.stopped else ""))
+    for message in night.harness_messages:
+        click.echo(f"  {message}")
 
 
 # ------------------------------------------------------------------ export

@@ -25,7 +25,7 @@ from fuzzer.cli.common import (
     trusted_on_command_line,
 )
 from fuzzer.corpus.guided import SEARCHES
-from fuzzer.execute.runner import HARNESS_ERROR
+from fuzzer.corpus.harness import FIRST, is_harness_error
 from fuzzer.execute.workers import default_cuda_workers
 from fuzzer.gen.strategy import STRATEGIES, parse_weights
 from fuzzer.judge.oracle import COUNTED, POLICIES
@@ -131,6 +131,8 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         click.echo(strict_json({**summary.to_dict(), **({"fleet": fleet} if fleet else {})}))
     elif fleet:
         click.echo(stamped(f"fleet: {fleet}"))
+    if summary.stopped:  # everything found so far is saved; the run itself did not finish
+        raise UserError(f"campaign {summary.stopped}")
     sys.exit(1 if summary.findings else 0)
 
 
@@ -176,8 +178,8 @@ class CampaignReport:
         if v.is_finding:
             tag = "" if outcome.new else " (already in corpus)"
             self.log(f"case {outcome.index}: {v.summary()} -> {outcome.path}{tag}")
-        elif v.message.startswith(HARNESS_ERROR):
-            self.log(f"case {outcome.index}: HARNESS ERROR ({v.message})")
+        elif is_harness_error(v):
+            self.log(f"case {outcome.index}: HARNESS ERROR ({v.message}); going on")
         elif v.kind == "skip":
             self.log(f"case {outcome.index}: skipped ({v.message})")
         elif v.kind in COUNTED:
@@ -208,8 +210,11 @@ class CampaignReport:
 
             def update(outcome: Any) -> None:
                 counts["cases"] += 1
-                if outcome.verdict.message.startswith(HARNESS_ERROR):
+                if is_harness_error(outcome.verdict):
                     counts["harness errors"] += 1
+                    if counts["harness errors"] <= FIRST:  # the first ones in full
+                        progress.console.print(f"[yellow]case {outcome.index}: "
+                                               f"{outcome.verdict.message}[/]")
                 if outcome.verdict.kind in COUNTED:
                     counts[f"{outcome.verdict.kind} (not findings)"] += 1
                 if outcome.verdict.is_finding:
@@ -238,6 +243,8 @@ class CampaignReport:
         table.add_row("harness errors (numfuzz's own failures)", str(summary.harness_errors))
         for message in summary.harness_messages:
             table.add_row("  harness error", message[:70])
+        if summary.harness_errors:
+            table.add_row("  saved for replay in", str(self.settings.out / "harness"))
         for kind, n in sorted(summary.findings.items()):
             table.add_row(f"findings: {kind}", str(n))
         table.add_row("weak flips (within eager's own rounding; not findings)",

@@ -17,17 +17,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzzer.corpus import guided
+from fuzzer.corpus import guided, harness
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import HarnessError
-from fuzzer.execute.runner import HARNESS_ERROR, Task
-from fuzzer.execute.workers import Runner, assign_gpus, visible_gpus
+from fuzzer.execute.runner import Task
+from fuzzer.execute.workers import Recycle, Runner, assign_gpus, sweep_stale_temp, visible_gpus
 from fuzzer.gen import inputs, strategy
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.oracle import COUNTED, Verdict
 
 STATE_FILE = ".numfuzz-state.json"
+NOT_GENERATED = "(not generated)"  # the strategy row of cases whose generation raised
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Settings:
     strategies: dict[str, float] | None = None  # name -> weight (gen.strategy); None: defaults
     surface: dict = field(default_factory=dict)  # execute.surface.Surface: how cases compile
     search: str = "random"  # guided.SEARCHES: guided mutates the best near misses too
+    recycle: Recycle = Recycle()  # when a worker is replaced by a fresh one (execute.workers)
 
     def weights(self) -> dict[str, float]:
         return self.strategies if self.strategies is not None \
@@ -66,6 +68,8 @@ class Outcome:
     verdict: Verdict
     path: Path | None  # the case file written, for findings
     new: bool  # False when the same case was already in the corpus
+    strategy: str = ""  # what the case was spent on (gen.strategy), and the worker seconds
+    seconds: float = 0.0
 
 
 @dataclass
@@ -90,6 +94,8 @@ class Summary:
     counted: Counter = field(default_factory=Counter)  # weak-flip, benign: not findings
     harness_errors: int = 0  # numfuzz's own failures on a case: neither findings nor skips
     harness_messages: list[str] = field(default_factory=list)  # the first few
+    stopped: str = ""  # why the campaign stopped before its budget (exit 2), else empty
+    ledger_cases: int = 0  # cases the campaign's ledger marks done, earlier (resumed) runs too
     elapsed: float = 0.0
     paths: list[str] = field(default_factory=list)
     strategies: dict[str, StrategyYield] = field(default_factory=dict)
@@ -108,12 +114,15 @@ class Summary:
             self.paths.append(str(outcome.path))
         elif verdict.kind in COUNTED:
             self.counted[verdict.kind] += 1
-        elif verdict.message.startswith(HARNESS_ERROR):
-            self.harness_errors += 1
-            if len(self.harness_messages) < 3:
-                self.harness_messages.append(verdict.message)
+        elif harness.is_harness_error(verdict):
+            self.harness_error(verdict.message)
         elif verdict.kind == "skip":
             self.skipped += 1
+
+    def harness_error(self, message: str) -> None:
+        self.harness_errors += 1
+        if len(self.harness_messages) < harness.FIRST:
+            self.harness_messages.append(message)
 
     @property
     def cases_per_min(self) -> float:
@@ -123,6 +132,7 @@ class Summary:
         return {"cases": self.cases, "findings": dict(self.findings),
                 "not_findings": dict(self.counted), "skipped": self.skipped,
                 "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
+                "stopped": self.stopped,
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
                 "corpus": self.paths,
                 "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())}}
@@ -213,54 +223,69 @@ class State:
                                                 "extra": extra}))
 
 
+@dataclass
+class Ran:
+    """One case as a worker thread hands it to the driver: its case and task are None when
+    generating it raised, its result a harness-error verdict when running it did."""
+
+    index: int
+    case: Case | None
+    task: Task | None
+    result: dict
+    seconds: float
+    details: str = ""  # the traceback of a driver-side harness error
+
+
 def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
                  should_stop: Callable[[], bool] = lambda: False) -> Summary:
-    """Fuzz until the case count or time budget is spent; each finding is saved on arrival."""
+    """Fuzz until the case count or time budget is spent; each finding is saved on arrival.
+
+    A case that fails in numfuzz itself is a harness error of that case (``corpus.harness``) and
+    the campaign goes on; it stops early, with ``Summary.stopped`` saying why, only when the
+    harness stop rule trips or every worker thread is gone. A machine that cannot run cases at
+    all (``HarnessError``, e.g. a worker that sees no GPU) still raises."""
     settings.out.mkdir(parents=True, exist_ok=True)
+    sweep_stale_temp()  # what the workers of a killed run left behind
     state = State(settings.out / STATE_FILE, settings, settings.resume)
+    errors = harness.HarnessLog(settings.out / harness.DIRECTORY)
     summary = Summary()
     start = time.monotonic()
     indices = state.next_indices()
     issued = len(state.done)  # --resume: --cases counts the whole campaign, not this run
     lock = threading.Lock()
-    results: queue.Queue = queue.Queue()
+    # Bounded, so that workers wait for the driver: a stop takes effect within a few cases.
+    results: queue.Queue = queue.Queue(maxsize=2 * settings.workers)
     pool = guided.SeedPool() if settings.search == "guided" else None
+    halt = threading.Event()  # the stop rule tripped: issue no more cases
 
-    def budget_left() -> bool:
-        if should_stop():
-            return False
-        if settings.seconds is not None and time.monotonic() - start >= settings.seconds:
-            return False
-        return settings.cases is None or issued < settings.cases
-
-    def next_job() -> tuple[int, Case, Task] | None:
+    def next_index() -> int | None:
         nonlocal issued
         with lock:
-            if not budget_left():
+            if halt.is_set() or should_stop():
+                return None
+            if settings.seconds is not None and time.monotonic() - start >= settings.seconds:
+                return None
+            if settings.cases is not None and issued >= settings.cases:
                 return None
             issued += 1
-            index = next(indices)
-        case, task = make_case(settings, index, pool)
-        return index, case, task
+            return next(indices)
 
     gpus = assign_gpus(settings.workers, settings.gpus, visible_gpus()) \
         if settings.device == "cuda" else [None] * settings.workers
     failures: list[BaseException] = []
+    lost: list[str] = []
 
     def work(slot: int) -> None:
         threads = max(1, (os.cpu_count() or 1) // settings.workers)
         runner = Runner(settings.device, threads, settings.timeout, gpu=gpus[slot],
-                        warmup=settings.backend == "inductor")
+                        warmup=settings.backend == "inductor", recycle=settings.recycle)
         try:
-            while not failures and (job := next_job()) is not None:
-                index, case, task = job
-                began = time.monotonic()
-                result = runner.run(task)
-                if pool is not None:  # before this worker's next case is drawn
-                    pool.offer(case, task, result)
-                results.put((index, case, task, result, time.monotonic() - began))
+            while not failures and (index := next_index()) is not None:
+                results.put(run_one(settings, runner, index, pool))
         except HarnessError as err:  # this machine cannot run cases: stop every worker
             failures.append(err)
+        except BaseException as err:  # a bug of this loop itself: say so, never silently
+            lost.append(f"worker {slot} stopped: {type(err).__name__}: {err}")
         finally:
             runner.close()
             results.put(None)
@@ -271,21 +296,105 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
         t.start()
     running = len(threads)
     while running:
-        item = results.get()
-        if item is None:
+        ran = results.get()
+        if ran is None:
             running -= 1
             continue
-        *job, seconds = item
-        outcome = record(settings, *job)
-        state.mark(outcome.index)
-        summary.add(outcome, job[1].origin.get("strategy", ""), seconds)
+        outcome = _settle(settings, state, errors, ran)
+        outcome.strategy = ran.case.origin.get("strategy", "") if ran.case else NOT_GENERATED
+        outcome.seconds = ran.seconds
+        summary.add(outcome, outcome.strategy, outcome.seconds)
         summary.elapsed = time.monotonic() - start
-        if on_outcome:
-            on_outcome(outcome)
+        report(outcome, on_outcome, errors, summary)
+        if errors.tripped() and not halt.is_set():
+            halt.set()
+            summary.stopped = errors.stop_message()
     summary.elapsed = time.monotonic() - start
+    summary.ledger_cases = len(state.done)
     if failures:
         raise failures[0]
+    for message in lost:  # a worker thread that died is counted and shown, never silent
+        summary.harness_errors += 1
+        summary.harness_messages.append(message)
+    if len(lost) == len(threads) and not summary.stopped:
+        summary.stopped = f"stopped: every worker is gone; {lost[0]}"
     return summary
+
+
+def report(outcome: Outcome, on_outcome: Callable[[Outcome], None] | None,
+           errors: harness.HarnessLog, summary: Summary) -> None:
+    """Hand an outcome to the caller (a progress bar, the nightly's ledger); what the caller's
+    hook raises is a harness error of that case, never the campaign's end."""
+    if on_outcome is None:
+        return
+    try:
+        on_outcome(outcome)
+    except Exception as err:
+        message = harness.error_verdict("reporting", err).message
+        summary.harness_error(message)
+        errors.record(message, where={"index": outcome.index},
+                      details=harness.traceback_text(err))
+
+
+def run_one(settings: Settings, runner: Runner, index: int,
+            pool: guided.SeedPool | None) -> Ran:
+    """Generate and run case ``index`` on ``runner``; whatever raises is that case's harness
+    error (a ``HarnessError``, the machine itself failing, is raised)."""
+    began = time.monotonic()
+    try:
+        case, task = make_case(settings, index, pool)
+    except Exception as err:
+        return Ran(index, None, None, {"verdict": harness.error_verdict("generating", err)
+                                       .to_dict()}, time.monotonic() - began,
+                   harness.traceback_text(err))
+    try:
+        result = runner.run(task)
+        if pool is not None:  # before this worker's next case is drawn
+            pool.offer(case, task, result)
+        Verdict.from_dict(result["verdict"])  # an unreadable answer is this case's error too
+    except HarnessError:
+        raise
+    except Exception as err:
+        runner.close()  # its state is unknown: the next case gets a fresh worker
+        return Ran(index, case, task, {"verdict": harness.error_verdict("running", err)
+                                       .to_dict()}, time.monotonic() - began,
+                   harness.traceback_text(err))
+    return Ran(index, case, task, result, time.monotonic() - began)
+
+
+def _settle(settings: Settings, state: State, errors: harness.HarnessLog, ran: Ran) -> Outcome:
+    """Save what a case earns and mark it done; a harness error is recorded for replay. Never
+    raises: a failure to save is that case's harness error."""
+    try:
+        if ran.case is None:  # generating it failed: its verdict says how
+            outcome = Outcome(ran.index, Verdict.from_dict(ran.result["verdict"]), None, False)
+        else:
+            outcome = record(settings, ran.index, ran.case, ran.task, ran.result)
+    except Exception as err:
+        outcome = Outcome(ran.index, harness.error_verdict("saving", err), None, False)
+        ran.details = harness.traceback_text(err)
+    try:
+        state.mark(ran.index)
+    except Exception as err:  # a full disk: the case ran, resume may run it again
+        if not harness.is_harness_error(outcome.verdict):
+            outcome = Outcome(ran.index, harness.error_verdict("saving state", err),
+                              outcome.path, outcome.new)
+    if harness.is_harness_error(outcome.verdict):
+        errors.record(outcome.verdict.message, case=_replayable(ran, outcome.verdict),
+                      where={"campaign_seed": settings.seed, "index": ran.index},
+                      details=ran.details)
+    else:
+        errors.ok()
+    return outcome
+
+
+def _replayable(ran: Ran, verdict: Verdict) -> Case | None:
+    """The case with its first draw as inputs, to save beside the harness record."""
+    if ran.case is None or ran.task is None or not ran.task.draws:
+        return None
+    ran.case.inputs = ran.task.draws[0]
+    ran.case.verdict = verdict
+    return ran.case
 
 
 def kept_case(settings: Settings, case: Case, task: Task, verdict: Verdict) -> Case | None:

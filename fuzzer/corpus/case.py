@@ -150,7 +150,7 @@ class Case:
             graph = Graph.from_dict(data["graph"])
             given = dict(data["inputs"])
             for node_id in graph.input_ids():
-                _check_input(graph, node_id, given.get(str(node_id)))
+                check_input(graph, node_id, given.get(str(node_id)))
             inputs = {str(n): given[str(n)] for n in graph.input_ids()}  # nothing else is kept
             verdict = Verdict.from_dict(data["verdict"]) if data.get("verdict") else None
             return cls(graph=graph, inputs=inputs, device=_device(data["device"]),
@@ -195,7 +195,9 @@ def _device(value: Any) -> str:
     return text
 
 
-def _check_input(graph: Graph, node_id: int, tensor: Any) -> None:
+def check_input(graph: Graph, node_id: int, tensor: Any) -> None:
+    """CaseError unless ``tensor`` is a tensor of the shape and dtype the graph gives input
+    ``node_id``."""
     node = graph.node(node_id)
     if not isinstance(tensor, torch.Tensor):
         raise CaseError(f"input {node_id} is missing or not a tensor")

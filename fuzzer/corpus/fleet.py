@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzer.corpus import campaign
+from fuzzer.corpus import campaign, harness
 from fuzzer.corpus.campaign import Outcome, Settings, State, Summary
 from fuzzer.errors import HarnessError, InputError
 from fuzzer.execute.runner import HARNESS_ERROR
@@ -61,7 +61,7 @@ class CaseRunner:
 
         self.settings = settings
         self.runner = Runner(settings.device, threads, settings.timeout,
-                             warmup=settings.backend == "inductor")
+                             warmup=settings.backend == "inductor", recycle=settings.recycle)
         self.where = {"host": socket.gethostname(), "device_name": device_name(settings.device)}
         self.extra: dict[tuple, Any] = {}  # workers under a knob's environment (triage)
 
@@ -73,17 +73,23 @@ class CaseRunner:
                 "node": ray.get_runtime_context().get_node_id()}
 
     def run_case(self, index: int) -> dict:
-        case, task = campaign.make_case(self.settings, index)
-        began = time.monotonic()
-        result = self.runner.run(task)
-        verdict = Verdict.from_dict(result["verdict"])
-        answer = {"index": index, "verdict": result["verdict"], "name": None, "data": None,
-                  "strategy": case.origin.get("strategy", ""),
-                  "seconds": time.monotonic() - began}
-        kept = campaign.kept_case(self.settings, case, task, verdict)
-        if kept is not None:
-            kept.origin.update(self.where)
-            answer["name"], answer["data"] = kept.file_name(), kept.to_bytes()
+        """Case ``index`` as the local engine runs it (``campaign.run_one``: whatever raises is
+        the case's harness error), with the case file's bytes when it is kept."""
+        ran = campaign.run_one(self.settings, self.runner, index, None)
+        answer = {"index": index, "verdict": ran.result["verdict"], "name": None, "data": None,
+                  "strategy": ran.case.origin.get("strategy", "") if ran.case
+                  else campaign.NOT_GENERATED,
+                  "seconds": ran.seconds, "details": ran.details}
+        try:
+            kept = campaign.kept_case(self.settings, ran.case, ran.task,
+                                      Verdict.from_dict(ran.result["verdict"])) \
+                if ran.case is not None else None
+            if kept is not None:
+                kept.origin.update(self.where)
+                answer["name"], answer["data"] = kept.file_name(), kept.to_bytes()
+        except Exception as err:
+            answer["verdict"] = harness.error_verdict("saving", err).to_dict()
+            answer["details"] = harness.traceback_text(err)
         return answer
 
     def run_task(self, task: Any, env: dict | None = None) -> dict:
@@ -379,6 +385,7 @@ def run_fleet(settings: Settings, address: str | None = None,
     fleet.report = FleetReport(nodes=set(fleet.report.nodes))
     settings.out.mkdir(parents=True, exist_ok=True)
     state = State(settings.out / campaign.STATE_FILE, settings, settings.resume)
+    errors = harness.HarnessLog(settings.out / harness.DIRECTORY)
     summary = Summary()
     start = time.monotonic()
     indices = state.next_indices()
@@ -387,7 +394,7 @@ def run_fleet(settings: Settings, address: str | None = None,
     def next_batch() -> Batch | None:
         nonlocal issued
         taken = []
-        while len(taken) < RANGE and not should_stop() and \
+        while len(taken) < RANGE and not should_stop() and not summary.stopped and \
                 (settings.seconds is None or time.monotonic() - start < settings.seconds) and \
                 (settings.cases is None or issued < settings.cases):
             taken.append(next(indices))
@@ -395,12 +402,23 @@ def run_fleet(settings: Settings, address: str | None = None,
         fleet.report.issued = issued
         return Batch(taken) if taken else None
 
-    def finish(outcome: Outcome, strategy_name: str, seconds: float) -> None:
-        state.mark(outcome.index)
+    def finish(outcome: Outcome, strategy_name: str, seconds: float, details: str = "") -> None:
+        try:
+            state.mark(outcome.index)
+        except Exception as err:  # a full disk: the case ran, resume may run it again
+            outcome = Outcome(outcome.index, harness.error_verdict("saving state", err),
+                              outcome.path, outcome.new)
+        if harness.is_harness_error(outcome.verdict):
+            errors.record(outcome.verdict.message, details=details,
+                          where={"campaign_seed": settings.seed, "index": outcome.index})
+            if errors.tripped() and not summary.stopped:
+                summary.stopped = errors.stop_message()
+        else:
+            errors.ok()
+        outcome.strategy, outcome.seconds = strategy_name, seconds
         summary.add(outcome, strategy_name, seconds)
         summary.elapsed = time.monotonic() - start
-        if on_outcome:
-            on_outcome(outcome)
+        campaign.report(outcome, on_outcome, errors, summary)
 
     try:
         while True:
@@ -420,15 +438,24 @@ def run_fleet(settings: Settings, address: str | None = None,
         if own:
             fleet.close()
     summary.elapsed = time.monotonic() - start
+    summary.ledger_cases = len(state.done)
     return summary, fleet.report
 
 
-def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str, float]:
-    verdict = Verdict.from_dict(answer["verdict"])
-    path, new = None, False
-    if answer["name"] is not None:
-        path, new = campaign.save_new(settings, answer["name"], answer["data"])
-    return Outcome(answer["index"], verdict, path, new), answer["strategy"], answer["seconds"]
+def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str, float, str]:
+    """An actor's answer as an outcome, its case file saved; a failure to save is the case's
+    harness error."""
+    details = answer.get("details", "")
+    try:
+        verdict = Verdict.from_dict(answer["verdict"])
+        path, new = None, False
+        if answer["name"] is not None:
+            path, new = campaign.save_new(settings, answer["name"], answer["data"])
+    except Exception as err:
+        verdict, path, new = harness.error_verdict("saving", err), None, False
+        details = harness.traceback_text(err)
+    return (Outcome(answer["index"], verdict, path, new), answer["strategy"], answer["seconds"],
+            details)
 
 
 def _worker_kill(settings: Settings, index: int) -> Outcome:

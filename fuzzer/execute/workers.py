@@ -5,12 +5,23 @@ over its stdin/stdout; everything it prints goes to a log file instead. A worker
 first-compile cost once (imports, precompiled headers) and then serves many tasks. Environment
 variables and knobs read at import time are set before torch is imported, which is why this is a
 fresh interpreter and not a multiprocessing fork. This module imports torch only inside the child.
+
+Long runs (``Recycle``): Dynamo and Inductor keep state per process and Inductor writes every
+kernel it compiles to its cache folder, so a campaign's workers are replaced after ``cases``
+tasks or once their resident memory passes ``rss_bytes``, and each one compiles into a private
+cache folder that is deleted with it. Disk use over a night is then bounded by one worker's
+cache per slot (plus Inductor's precompiled headers, which it keeps in its default folder: one
+per set of compile flags), at the price of one cold warm-up compile per recycle (about 8 s on
+the CPU). The temp files of a driver that was killed (``kill -9``) are swept by the next one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -18,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +38,25 @@ from fuzzer.errors import HarnessError
 HEADER = struct.Struct("<Q")
 READY = b"ready"
 UNUSABLE = b"unusable:"  # the child's first frame when it cannot work at all (no GPU)
+TEMP_PREFIX = "numfuzz-worker-"  # then the driver's pid: numfuzz-worker-<pid>-…
+CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+
+
+@dataclass(frozen=True)
+class Recycle:
+    """When a long-lived worker is replaced by a fresh one, and where it compiles.
+
+    250 cases is 10 to 20 minutes of one CPU worker and a few minutes of a GPU one: the cold
+    warm-up a recycle costs is about 1% of that, and Dynamo's per-process state never grows for
+    long. 4 GiB of resident memory is well above what a worker needs for these small graphs
+    (bench/RESULTS.md, the soak) and well below a share of a 16-core box's memory."""
+
+    cases: int | None = 250
+    rss_bytes: int | None = 4 << 30
+    private_cache: bool = True  # compile into a folder of its own, deleted with the worker
+
+
+NEVER = Recycle(None, None, False)  # one worker for as long as the runner lives
 
 
 class WorkerLost(RuntimeError):
@@ -46,9 +77,18 @@ class Worker:
     """One child interpreter. ``run`` sends a task and waits at most ``timeout`` seconds."""
 
     def __init__(self, device: str = "cpu", threads: int = 1, env: dict[str, str] | None = None,
-                 warmup: bool = True, gpu: str | None = None) -> None:
-        self.log = Path(tempfile.mkstemp(prefix="numfuzz-worker-", suffix=".log")[1])
+                 warmup: bool = True, gpu: str | None = None,
+                 private_cache: bool = False) -> None:
+        prefix = f"{TEMP_PREFIX}{os.getpid()}-"
+        fd, log = tempfile.mkstemp(prefix=prefix, suffix=".log")
+        os.close(fd)  # the child opens it by name; one descriptor per worker start adds up
+        self.log = Path(log)
         child_env = {**os.environ, "PYTHONPATH": _python_path(), **(env or {})}
+        self.cache: Path | None = None
+        if private_cache and not any(name in (env or {}) for name in CACHE_ENV):
+            self.cache = Path(tempfile.mkdtemp(prefix=prefix, suffix=".cache"))
+            child_env["TORCHINDUCTOR_CACHE_DIR"] = str(self.cache / "inductor")
+            child_env["TRITON_CACHE_DIR"] = str(self.cache / "triton")
         if gpu is not None:
             child_env["CUDA_VISIBLE_DEVICES"] = str(gpu)
         args = [sys.executable, "-m", "fuzzer.execute.workers", device, str(threads),
@@ -125,21 +165,67 @@ class Worker:
                 pass
         self.proc.wait()
 
+    def rss_bytes(self) -> int | None:
+        """The worker's resident memory (Linux), or None where it cannot be read."""
+        try:
+            with open(f"/proc/{self.proc.pid}/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            return None
+
     def close(self) -> None:
+        """Kill the worker and remove every file it had: log, pipes, private cache."""
         self.kill()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):  # unflushed bytes to a dead child
+                    pipe.close()
         self.log.unlink(missing_ok=True)
+        if self.cache is not None:
+            shutil.rmtree(self.cache, ignore_errors=True)
+
+
+def sweep_stale_temp(directory: str | None = None) -> int:
+    """Remove the logs and caches that workers of drivers no longer alive left in the temp folder
+    (a ``kill -9`` gives no driver the chance to clean up); returns how many were removed."""
+    removed = 0
+    root = Path(directory or tempfile.gettempdir())
+    for path in root.glob(f"{TEMP_PREFIX}*"):
+        match = re.match(rf"{TEMP_PREFIX}(\d+)-", path.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 class Runner:
-    """Runs tasks on one worker, replacing it whenever it is lost: what campaigns are made of."""
+    """Runs tasks on one worker, replacing it whenever it is lost and, under ``recycle``, after
+    so many tasks or above a memory limit: what campaigns are made of."""
 
     def __init__(self, device: str = "cpu", threads: int = 1, timeout: float = 300,
                  env: dict[str, str] | None = None, gpu: str | None = None,
-                 warmup: bool = True) -> None:
+                 warmup: bool = True, recycle: Recycle = NEVER) -> None:
         self.options = {"device": device, "threads": threads, "env": env, "gpu": gpu,
-                        "warmup": warmup}
+                        "warmup": warmup, "private_cache": recycle.private_cache}
         self.timeout = timeout
+        self.recycle = recycle
         self.worker: Worker | None = None
+        self.served = 0  # tasks the current worker answered
+        self.recycled = 0  # workers replaced under ``recycle`` (not counting lost ones)
 
     @property
     def device(self) -> str:
@@ -148,6 +234,7 @@ class Runner:
     def start(self) -> None:
         if self.worker is None:
             self.worker = Worker(**self.options)
+            self.served = 0
 
     def run(self, task: Any) -> dict:
         """Run a runner.Task; a lost worker becomes a crash/timeout verdict and a fresh worker."""
@@ -160,11 +247,24 @@ class Runner:
             self.worker.close()
             self.worker = None
             return {"verdict": {"kind": lost.kind, "message": str(lost)}}
+        self.served += 1
+        if self._worn_out():
+            self.close()
+            self.recycled += 1
         import io
 
         import torch
 
         return torch.load(io.BytesIO(reply), weights_only=True)
+
+    def _worn_out(self) -> bool:
+        """Has the current worker served its ``recycle.cases`` or passed its memory limit?"""
+        if self.recycle.cases is not None and self.served >= self.recycle.cases:
+            return True
+        if self.recycle.rss_bytes is None or self.worker is None:
+            return False
+        rss = self.worker.rss_bytes()
+        return rss is not None and rss > self.recycle.rss_bytes
 
     def close(self) -> None:
         if self.worker is not None:

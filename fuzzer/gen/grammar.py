@@ -50,6 +50,11 @@ class Builder:
                 self.graph.g.remove_node(node_id)
             return None
 
+    def accepts(self, name: str, *inputs: int, **attrs: object) -> bool:
+        """Would op ``name`` take these inputs (their shapes and dtypes, by its rules)?"""
+        nodes = [self.graph.node(i) for i in inputs]
+        return ops.accepts(name, [n["shape"] for n in nodes], [n["dtype"] for n in nodes], attrs)
+
     def shape(self, node_id: int) -> tuple[int, ...]:
         return self.graph.node(node_id)["shape"]
 
@@ -172,7 +177,8 @@ def vision_body(b: Builder) -> tuple[int, list[int]]:
         if b.shape(x) == b.shape(block_in) and b.chance(0.5):
             x = b.op("add", x, block_in)
         x = maybe_hazard(b, x)
-        if b.chance(0.3) and b.shape(x)[2] >= 4:
+        # Both spatial dims must fit the window (a resample before may have shrunk only one).
+        if b.chance(0.3) and min(b.shape(x)[2:]) >= 4:
             x = pool_variant(b, x) if b.chance(0.3) else \
                 b.op(b.pick(["avg_pool2d", "max_pool2d"]), x, kernel=2)
         elif b.chance(0.15):
@@ -295,7 +301,9 @@ def add_head(b: Builder, x: int, taps: list[int]) -> int:
         return b.op(kind, x, scale=b.pick([0.01, 0.05, 1.0 / 16, 1.0 / 3, 0.1]),
                     zero_point=0 if kind == "quant_int8" else 128)
     if kind == "gt":
-        same = [t for t in taps if t != x and b.shape(t) == b.shape(x)]
+        # A tap of the same shape that the comparison's dtype rule accepts (in the integer
+        # strategy a float value's taps include the integer tensor it was computed from).
+        same = [t for t in taps if t != x and b.shape(t) == b.shape(x) and b.accepts("gt", x, t)]
         if same:
             return b.op("gt", x, b.pick(same))
         kind = "gt_scalar"

@@ -723,6 +723,28 @@ def spec(name: str) -> OpSpec:
         raise InvalidGraph(f"unknown op {name!r}") from None
 
 
+def infer(name: str, shapes: list[Shape], dtypes: list[str], attrs: dict) -> tuple[Shape, str]:
+    """The shape and dtype op ``name`` gives inputs of these shapes and dtypes; InvalidGraph
+    where its rules refuse them. The one place a spec's rules are applied: the IR infers every
+    node through it, and the grammar asks it before choosing an operand."""
+    op = spec(name)
+    if op.arity >= 0 and len(shapes) != op.arity:
+        raise InvalidGraph(f"{name} takes {op.arity} inputs")
+    if op.infer is not None:
+        shape, dtype = op.infer(shapes, dtypes, attrs)
+        return tuple(shape), dtype
+    return tuple(op.shape_rule(shapes, attrs)), op.dtype_rule(dtypes, attrs)
+
+
+def accepts(name: str, shapes: list[Shape], dtypes: list[str], attrs: dict) -> bool:
+    """Do op ``name``'s shape and dtype rules accept these inputs?"""
+    try:
+        infer(name, shapes, dtypes, attrs)
+    except InvalidGraph:
+        return False
+    return True
+
+
 def label(op: str, attrs: dict) -> str:
     """How a node reads in op chains and signatures: its op, or a generic call's target."""
     return str(attrs.get("target", op)) if op == "call" else op

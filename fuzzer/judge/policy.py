@@ -55,10 +55,9 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor],
             result.append(None)
             continue
         ins = [fp64[i].double().cpu() for i in node["inputs"]]
-        working = ops.torch_dtype(graph.node(node["inputs"][0])["dtype"])
         head = oracle.Head(*rules.head_evidence(
             ins, eager[node["inputs"][0]].cpu(), boundary, node["attrs"],
-            tuple(graph.node(out)["shape"]), working))
+            tuple(graph.node(out)["shape"]), working_dtype(graph, at)))
         if any(_on_a_tie(graph, step, fp64, eager) for step in upstream_steps(graph, at)):
             head.strong = torch.zeros_like(head.strong)
         result.append(head)
@@ -89,7 +88,18 @@ def _on_a_tie(graph: Graph, step: int, fp64: dict[int, torch.Tensor],
         return False
     return rules.on_a_tie([fp64[source].double().cpu()], eager[source].cpu(),
                           step_of(graph, step), graph.node(step)["attrs"],
-                          ops.torch_dtype(graph.node(source)["dtype"]))
+                          working_dtype(graph, step))
+
+
+def working_dtype(graph: Graph, node: int) -> torch.dtype:
+    """The float dtype whose ulps measure a jump at ``node``: its first input's, or, where that
+    input is an integer tensor (``int_x // 0.3``), the float dtype the node computes in. Integer
+    inputs are exact; the rounding that can land either side of the jump is the node's own."""
+    source = graph.node(graph.node(node)["inputs"][0])["dtype"]
+    own = graph.node(node)["dtype"]
+    if source in ops.FLOAT_DTYPES or own not in ops.FLOAT_DTYPES:
+        return ops.torch_dtype(source)
+    return ops.torch_dtype(own)
 
 
 def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | None:

@@ -15,7 +15,14 @@ strongest first, at most ``max_drafts``: bisector, repro run, ``reports/<date>/<
 recheck (open causes not seen tonight, replayed k times on the installed torch); ``SUMMARY.md``.
 After fuzzing, the stages share what is left of ``--time`` and check the deadline between items;
 what is left over waits for the next night.
-Log lines are plain text with a timestamp; the exit status is 0 whenever the night ran.
+
+Nothing one case or one finding does ends the night: any exception while fuzzing a case or while
+minimizing, triaging, drafting or rechecking a finding is a harness error of that item
+(``corpus.harness``): counted in ``night.json``, logged, saved under ``<corpus>/harness/`` and
+listed in SUMMARY.md, and the night goes on. The fuzzing stage stops early only by the harness
+stop rule; the rest of the night still runs. Log lines are plain text with a timestamp; the exit
+status (``Night.exit_status``) is 0 for a clean night, 1 for one that ran to its end with harness
+errors, 2 for one whose fuzzing stopped early.
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fuzzer.corpus import harness
 from fuzzer.corpus.case import Case, CaseError, versions
 from fuzzer.corpus.files import atomic_write
+from fuzzer.execute.workers import Recycle
 from fuzzer.ir import ops
 from fuzzer.ir.graph import op_chain, readable_chain
 from fuzzer.judge.key import same_divergence
@@ -42,6 +51,7 @@ from fuzzer.triage.attribute import (
     KNOBS,
     Attribution,
     Knob,
+    OutOfTime,
     RunnerPool,
     attribute,
     bisect_summary,
@@ -123,13 +133,42 @@ class Night:
     stage_seconds: dict = field(default_factory=dict)  # wall time per stage (resumes add up)
     drafts_deferred: int = 0
     strategies: dict = field(default_factory=dict)  # name -> cases, findings, seconds
+    harness_errors: int = 0  # numfuzz's own failures on a case or finding (corpus.harness)
+    harness_messages: list[str] = field(default_factory=list)  # the first few
+    stopped: str = ""  # why fuzzing stopped before its budget (the harness stop rule)
 
     @property
     def id(self) -> str:
         return f"{self.date}#{self.run}"
 
+    @property
+    def exit_status(self) -> int:
+        """0 a clean night, 1 one with harness errors that ran to its end, 2 one stopped early."""
+        return 2 if self.stopped else 1 if self.harness_errors else 0
+
+    def harness_error(self, message: str) -> None:
+        self.harness_errors += 1
+        if len(self.harness_messages) < harness.FIRST:
+            self.harness_messages.append(message)
+
     def save(self, directory: Path) -> None:
         atomic_write(directory / "night.json", json.dumps(asdict(self), indent=1))
+
+
+def night_of(summary: Path) -> Night:
+    """The night a ``SUMMARY.md`` was written for (its ``night.json`` beside it)."""
+    return Night(**json.loads((summary.parent / "night.json").read_text()))
+
+
+def latest_night(reports: Path) -> Night | None:
+    """The most recently started night under ``reports``, or None."""
+    nights = []
+    for path in reports.glob("*/night.json"):
+        try:
+            nights.append(Night(**json.loads(path.read_text())))
+        except (OSError, ValueError, TypeError):
+            continue  # a foreign or half-written file is not a night
+    return max(nights, key=lambda n: (n.started, n.date, n.run), default=None)
 
 
 def open_night(settings: NightSettings, directory: Path, log: Log) -> Night:
@@ -164,6 +203,17 @@ class Context:
     deadline: float | None = None
     fleet: Any = None  # the Ray fleet (corpus.fleet.Fleet) when the engine is ray
 
+    def harness_error(self, stage: str, key: str, err: BaseException) -> None:
+        """One finding's ``stage`` raised: count it, log it, keep it for replay; go on."""
+        message = harness.error_verdict(stage, err).message
+        self.night.harness_error(f"{key}: {message}")
+        self.log(f"{key}: {message}")
+        with contextlib.suppress(OSError):  # a full disk: counted all the same, saved later
+            self.night.save(self.directory)
+        harness.HarnessLog(self.settings.corpus_dir / harness.DIRECTORY).record(
+            message, where={"night": self.night.id, "item": key},
+            details=harness.traceback_text(err))
+
     def advance(self, stage: str) -> None:
         self.night.stage = stage
         self.night.save(self.directory)
@@ -185,7 +235,7 @@ def run_night(settings: NightSettings, log: Log = plain_log,
 
         fleet = start_fleet(campaign_settings(settings, night), settings.ray_address)
     pool = pool or RunnerPool(timeout=settings.timeout, warmup=settings.backend == "inductor",
-                              factory=fleet.runner if fleet else None)
+                              factory=fleet.runner if fleet else None, recycle=Recycle())
     ctx = Context(settings, night, directory, store, pool, log, fleet=fleet)
     try:
         return _stages(ctx)
@@ -221,7 +271,8 @@ def _stages(ctx: Context) -> Path:
     if night.stage == "recheck":
         with _timed(ctx, "recheck"):
             results = recheck(ctx.store, ctx.pool, k=s.k, seen_before=night.started,
-                              log=ctx.log, stop=ctx.out_of_time)
+                              log=ctx.log, stop=ctx.out_of_time,
+                              on_error=lambda sig, err: ctx.harness_error("recheck", sig, err))
         night.rechecks = [asdict(r) for r in results]
         ctx.advance("summary")
     path = write_summary(ctx)
@@ -257,11 +308,21 @@ def fuzz(ctx: Context) -> None:
             + (" engine=ray" if ctx.fleet is not None else ""))
     counts = Counter(night.raw_findings)
     t0 = time.monotonic()
+    hook_counted: list[int] = []  # harness errors this hook saw (it may fail on others itself)
 
     def on_outcome(outcome: Any) -> None:
         v = outcome.verdict
         night.cases += 1
-        night.skipped += v.kind == "skip"
+        night.skipped += v.kind == "skip" and not harness.is_harness_error(v)
+        row = night.strategies.setdefault(outcome.strategy,
+                                          {"cases": 0, "findings": 0, "seconds": 0.0})
+        row["cases"] += 1
+        row["findings"] += v.is_finding
+        row["seconds"] = round(row["seconds"] + outcome.seconds, 1)
+        if harness.is_harness_error(v):
+            hook_counted.append(outcome.index)
+            night.harness_error(f"case {outcome.index}: {v.message}")
+            ctx.log(f"case {outcome.index}: HARNESS ERROR ({v.message}); going on")
         if v.is_finding:
             counts[v.kind] += 1
             night.found.append(outcome.path.name)
@@ -278,11 +339,16 @@ def fuzz(ctx: Context) -> None:
         summary, _ = run_fleet(settings, on_outcome=on_outcome, fleet=ctx.fleet)
     else:
         summary = run_campaign(settings, on_outcome=on_outcome)
-    for name, spent_on in summary.strategies.items():  # a resumed night adds to what it had
-        row = night.strategies.setdefault(name, {"cases": 0, "findings": 0, "seconds": 0.0})
-        row["cases"] += spent_on.cases
-        row["findings"] += spent_on.findings
-        row["seconds"] = round(row["seconds"] + spent_on.seconds, 1)
+    # The ledger is marked before a case is counted here: a kill between the two loses the count
+    # of the case in flight, never the case, so the ledger has the night's total.
+    night.cases = max(night.cases, summary.ledger_cases)
+    missed = summary.harness_errors - len(hook_counted)  # failures of this hook, lost workers
+    if missed > 0:
+        night.harness_error(f"{missed} in the campaign itself: {summary.harness_messages[-1]}")
+        night.harness_errors += missed - 1
+    if summary.stopped:
+        night.stopped = summary.stopped
+        ctx.log(f"fuzzing {summary.stopped}; the rest of the night goes on")
     night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
     ctx.log(f"fuzzed {night.cases} cases in {night.fuzz_seconds:.0f}s; "
             f"raw findings: {dict(counts) or 'none'}")
@@ -340,7 +406,7 @@ def _process_pass(ctx: Context, fresh: int) -> tuple[int, int]:
             backlog += 1
             continue
         fresh += 1
-        _process_one(ctx, path, path.name)
+        backlog += not _process_one(ctx, path, path.name)
     return fresh, backlog
 
 
@@ -373,25 +439,33 @@ def _versions() -> tuple[str, str]:
     return found["torch"], found["triton"]
 
 
-def _process_one(ctx: Context, path: Path, key: str) -> None:
+def _process_one(ctx: Context, path: Path, key: str) -> bool:
+    """Minimize, triage and record one case file; False when the deadline cut it short (it
+    stays unprocessed, for the next night)."""
     ctx.log(f"{key}: processing")
     try:
         case = Case.load(path)
     except CaseError as err:
         ctx.store.mark_processed(ctx.night.id, key, f"unreadable: {err}")
-        return
+        return True
     if case.verdict is None or not case.verdict.is_finding:
         ctx.store.mark_processed(ctx.night.id, key, "not a finding")
-        return
+        return True
     try:
         minimized, reliability, note = _minimize(ctx, case)
         if note:
-            return _not_reproducible(ctx, key, note)
-        attribution = attribute(minimized, ctx.pool, ctx.settings.knob_list(), k=ctx.settings.k)
+            _not_reproducible(ctx, key, note)
+            return True
+        attribution = attribute(minimized, ctx.pool, ctx.settings.knob_list(), k=ctx.settings.k,
+                                stop=ctx.out_of_time)
         _record(ctx, key, minimized, attribution, reliability, sighting(case))
+    except OutOfTime as err:  # not processed: the next night starts it again
+        ctx.log(f"{key}: left for the next night: {err}")
+        return False
     except Exception as err:  # one bad case must not end the night
-        ctx.log(f"{key}: error: {type(err).__name__}: {err}")
+        ctx.harness_error("processing", key, err)
         ctx.store.mark_processed(ctx.night.id, key, f"error: {type(err).__name__}: {err}"[:500])
+    return True
 
 
 def _not_reproducible(ctx: Context, key: str, note: str) -> None:
@@ -503,7 +577,7 @@ def write_pending_drafts(ctx: Context) -> None:
         try:
             write_draft_for(ctx, finding, path, env_file)
         except Exception as err:  # the draft is retried by the next resume or night
-            ctx.log(f"draft {finding.signature}: error: {type(err).__name__}: {err}")
+            ctx.harness_error("drafting", finding.signature, err)
 
 
 def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path) -> Path:
@@ -545,10 +619,12 @@ class Recheck:
 
 
 def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | None = None,
-            log: Log | None = None, stop: Callable[[], bool] | None = None) -> list[Recheck]:
+            log: Log | None = None, stop: Callable[[], bool] | None = None,
+            on_error: Callable[[str, BaseException], None] | None = None) -> list[Recheck]:
     """Replay open (and flaky) findings k times on the installed torch: k/k stays open, 0/k with
     every run clean is fixed (``fixed_in`` = this torch), anything between is flaky. ``stop``
-    ends it early (the night's deadline); the rest are rechecked another night."""
+    ends it early (the night's deadline); the rest are rechecked another night. A finding whose
+    recheck raises keeps its status and goes to ``on_error`` (signature, error)."""
     results = []
     for finding in store.findings():
         if finding.status == "fixed":
@@ -559,7 +635,14 @@ def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | No
             break
         if seen_before is not None and finding.last_seen >= seen_before:
             continue  # seen tonight: it just reproduced
-        result = _recheck_one(store, pool, finding, k)
+        try:
+            result = _recheck_one(store, pool, finding, k)
+        except Exception as err:  # one finding's failure is its own, never the recheck's
+            if on_error is not None:
+                on_error(finding.signature, err)
+            elif log:
+                log(f"recheck {finding.signature}: harness error: {type(err).__name__}: {err}")
+            continue
         if log:
             log(f"recheck {finding.signature}: {result.before} -> {result.after} "
                 f"({result.reproduced}/{k}) {result.message}".rstrip())
@@ -617,13 +700,28 @@ def summary_text(ctx: Context) -> str:
     parts = [f"# numfuzz nightly {night.date} (run {night.run})", "",
              f"torch {torch_version}, triton {triton_version}; device {ctx.settings.device}, "
              f"backend {ctx.settings.backend}, seed {night.seed}; started {night.started}, "
-             f"summary written {now()}.", "",
+             f"summary written {now()}.", "", *_health(ctx),
              *_throughput(night), *_causes(ctx, new, recurring), *_new_section(ctx, new),
              *_known_section(ctx, store.known_hits(night.id)), *_recurring_section(recurring),
              *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
              *_other_section(other, night.backlog, night.drafts_deferred),
              *_stage_section(ctx)]
     return "\n".join(parts) + "\n"
+
+
+def _health(ctx: Context) -> list[str]:
+    """First thing a reader sees: was this a clean night, and if not, where to look."""
+    night = ctx.night
+    folder = ctx.settings.corpus_dir / harness.DIRECTORY
+    if not night.harness_errors and not night.stopped:
+        return ["**Clean night**: no harness errors.", ""]
+    lines = [f"## Harness errors: {night.harness_errors}", "",
+             "numfuzz's own failures (not findings); each case or finding is saved for replay "
+             f"in `{folder}`, and the night went on."]
+    if night.stopped:
+        lines += ["", f"**Fuzzing {night.stopped}.**"]
+    lines += ["", *(f"- {m}" for m in night.harness_messages)]
+    return lines + [""]
 
 
 def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[str]:

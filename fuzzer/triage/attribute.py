@@ -35,7 +35,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import task_for
 from fuzzer.execute import config as inductor_options
 from fuzzer.execute.runner import HARNESS_ERROR, Task
-from fuzzer.execute.workers import Runner, _python_path
+from fuzzer.execute.workers import NEVER, Recycle, Runner, _python_path
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.oracle import Verdict
 
@@ -178,10 +178,11 @@ class RunnerPool:
     """Worker processes by (device, environment), started on first use and kept for the night."""
 
     def __init__(self, runners: dict[str, Runner] | None = None, timeout: float = 300,
-                 warmup: bool = True, factory: Callable[[str, dict], Any] | None = None) -> None:
+                 warmup: bool = True, factory: Callable[[str, dict], Any] | None = None,
+                 recycle: Recycle = NEVER) -> None:
         self.runners: dict[tuple, Runner] = {}
         self.owned: set[tuple] = set()
-        self.timeout, self.warmup = timeout, warmup
+        self.timeout, self.warmup, self.recycle = timeout, warmup, recycle
         self.factory = factory  # (device, env) -> a runner elsewhere (a Ray fleet's actor)
         for device, runner in (runners or {}).items():
             self.runners[(device, ())] = runner
@@ -194,7 +195,8 @@ class RunnerPool:
         key = (device, tuple(sorted(env.items())))
         if key not in self.runners:
             self.runners[key] = self.factory(device, env) if self.factory else \
-                Runner(device, timeout=self.timeout, env=env, warmup=self.warmup)
+                Runner(device, timeout=self.timeout, env=env, warmup=self.warmup,
+                       recycle=self.recycle)
             self.owned.add(key)
         return self.runners[key]
 
@@ -237,20 +239,34 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
                       round(time.monotonic() - start, 2))
 
 
+class OutOfTime(Exception):
+    """The caller's deadline came before every knob was tried: an attribution cut short is not
+    a cause signature, so the case waits for another run."""
+
+
 def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
-              progress: Callable[[str], None] | None = None, k: int = 1) -> Attribution:
+              progress: Callable[[str], None] | None = None, k: int = 1,
+              stop: Callable[[], bool] | None = None) -> Attribution:
     """Baseline in a fresh compile, then every knob (``flip``, k runs each); knobs are skipped if
-    the baseline is gone."""
+    the baseline is gone. ``stop`` (a deadline) is asked before each run: OutOfTime when it
+    says so."""
     say = progress or (lambda text: None)
     start = time.monotonic()
+
+    def check_time() -> None:
+        if stop is not None and stop():
+            raise OutOfTime(f"deadline reached after {time.monotonic() - start:.0f}s of triage")
+
     if case.verdict is None or not case.verdict.is_finding:
         return Attribution(False, "the case records no divergence")
     if case.verdict.kind == "timeout":
         return Attribution(True, "timeout: knobs not tried (each run would wait the full timeout)")
+    check_time()
     base = run_fresh(pool.get(case.device), case)
     attribution = Attribution(same_divergence(case.verdict, base), base.summary())
     if attribution.reproduces:
         for knob in knobs:
+            check_time()
             result = flip(case, knob, pool, k)
             say(f"knob {knob.name}: {result.outcome}")
             attribution.knobs.append(result)
