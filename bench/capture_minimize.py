@@ -21,7 +21,8 @@ sys.path.insert(0, str(REPO))
 
 from fuzzer.execute.workers import Runner  # noqa: E402
 from fuzzer.reduce.minimize import minimize  # noqa: E402
-from fuzzer.user.capture import capture_file, verify_capture  # noqa: E402
+from fuzzer.user.capture import capture_file  # noqa: E402
+from fuzzer.user.verify import verify_capture  # noqa: E402
 
 RUNS = [  # (model file, backend): real Inductor first, planted where CPU Inductor agrees
     ("conv_gelu_e8m0.py", "inductor"),
@@ -43,7 +44,7 @@ def main() -> None:
             runner = inductor if backend == "inductor" else fake
             start = time.monotonic()
             case = capture_file(REPO / "tests/models" / name, 0).case("cpu")
-            case.backend = backend
+            case.recipe = case.recipe.with_knob(backend=backend)
             check = verify_capture(case, runner)
             verify_s = time.monotonic() - start
             row = {"model": name, "backend": backend, "reproduces": check.reproduces,

@@ -25,7 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fuzzer.corpus import campaign  # noqa: E402
+from fuzzer.campaign.settings import Settings, make_case  # noqa: E402
+from fuzzer.execute.recipe import Recipe  # noqa: E402
+from fuzzer.execute.surface import Surface  # noqa: E402
 from fuzzer.ir.render import render_model  # noqa: E402
 from tests.test_generation_total import check_valid  # noqa: E402
 
@@ -35,15 +37,14 @@ GRAMMARS = ("mixed",) * 8 + ("vision", "attention")
 
 def one_campaign(args: tuple[int, int, bool]) -> dict:
     seed, per, full = args
-    settings = campaign.Settings(out=Path("unused"), seed=seed,
-                                 grammar=GRAMMARS[seed % len(GRAMMARS)],
-                                 surface=dict(SURFACES[seed % len(SURFACES)]))
+    settings = Settings(out=Path("unused"), seed=seed, grammar=GRAMMARS[seed % len(GRAMMARS)],
+                        recipe=Recipe(surface=Surface(**SURFACES[seed % len(SURFACES)])))
     errors: Counter = Counter()
     first: dict[str, str] = {}
     strategies: Counter = Counter()
     for index in range(per):
         try:
-            case, task = campaign.make_case(settings, index)
+            case, task = make_case(settings, index)
             if full:
                 check_valid(case, task.draws)
             else:

@@ -85,8 +85,8 @@ FX_DRIVER = r"""
 import sys, time, torch, io, contextlib
 sys.path.insert(0, REPO)
 from fuzzer.corpus.case import Case
-from fuzzer.execute.runner import Programs, upcast
-from fuzzer.judge import oracle
+from fuzzer.execute.runner import Programs
+from fuzzer.judge import oracle, rules
 from torch._functorch.fx_minifier import minifier
 
 case = Case.load(CASE)
@@ -114,7 +114,7 @@ def fails(mod, inputs):
         except Exception:
             return False
     eager = mod(*inputs)
-    ref = mod(*[upcast(t) for t in inputs])
+    ref = rules.float64_run(mod, inputs)
     eager, out, ref = [list(x) if isinstance(x, (tuple, list)) else [x] for x in (eager, out, ref)]
     eager = [t for t in eager if isinstance(t, torch.Tensor)]
     out = [t for t in out if isinstance(t, torch.Tensor)]

@@ -39,7 +39,7 @@ def main() -> None:
     try:
         for path in PUBLIC:
             own, counts = judged(path, runner)
-            captured, _ = replay_case(capture_file(path).case("cpu"), runner=runner)
+            captured = replay_case(capture_file(path).case("cpu"), runner=runner).verdict
             decision = re.sub(r"\s*[(:].*", "", docstring_field(path, "Upstream decision"))
             issue = docstring_field(path, "Upstream").rsplit("/", 1)[-1]
             rule = docstring_field(path, "Maintainers' rule says")

@@ -27,14 +27,17 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from fuzzer.corpus import campaign, fleet  # noqa: E402
+from fuzzer.campaign import fleet  # noqa: E402
+from fuzzer.campaign.local import run_campaign  # noqa: E402
+from fuzzer.campaign.loop import Outcome  # noqa: E402
+from fuzzer.campaign.settings import Settings  # noqa: E402
+from fuzzer.execute.recipe import Recipe  # noqa: E402
 
 
-def settings(out: Path, cases: int, backend: str = "inductor") -> campaign.Settings:
-    # Caches off through the case's own config: Ray's workers do not see the driver's
+def settings(out: Path, cases: int, backend: str = "inductor") -> Settings:
+    # Caches off through the case's own recipe: Ray's workers do not see the driver's
     # environment after ray.init, so a fresh TORCHINDUCTOR_CACHE_DIR would reach one engine only.
-    return campaign.Settings(out=out, cases=cases, seed=3, backend=backend, workers=2,
-                             config={"force_disable_caches": True})
+    return Settings(out=out, cases=cases, seed=3, recipe=Recipe(backend).fresh(), workers=2)
 
 
 def overhead(cases: int, rounds: int) -> dict:
@@ -43,7 +46,7 @@ def overhead(cases: int, rounds: int) -> dict:
     try:
         for _ in range(rounds):
             with tempfile.TemporaryDirectory() as tmp:
-                local = campaign.run_campaign(settings(Path(tmp) / "local", cases))
+                local = run_campaign(settings(Path(tmp) / "local", cases))
                 remote, _ = fleet.run_fleet(settings(Path(tmp) / "ray", cases))
                 rates["local"].append(local.cases_per_min)
                 rates["ray"].append(remote.cases_per_min)
@@ -57,13 +60,13 @@ def node_loss(cases: int) -> dict:
     backend = "tests.fakes:uint8_plus_one"
     os.environ["NUMFUZZ_TRUST_BACKENDS"] = backend
     with tempfile.TemporaryDirectory() as tmp:
-        expected = campaign.run_campaign(settings(Path(tmp) / "local", cases, backend))
+        expected = run_campaign(settings(Path(tmp) / "local", cases, backend))
         nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
         nodes.add_node(num_cpus=2)
         ray.init(address=nodes.address, log_to_driver=False, logging_level="ERROR")
         answered: list[int] = []
 
-        def on_outcome(outcome: campaign.Outcome) -> None:
+        def on_outcome(outcome: Outcome) -> None:
             answered.append(outcome.index)
             if len(answered) == cases // 4:
                 nodes.remove_node(list(nodes.worker_nodes)[0])

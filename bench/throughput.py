@@ -41,8 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from fuzzer.corpus import campaign
-from fuzzer.execute.runner import Task, compile_model, inductor_config, run_task  # noqa: E402
+from fuzzer.campaign.local import Ran, run_campaign, settle  # noqa: E402
+from fuzzer.campaign.settings import Settings, make_case  # noqa: E402
+from fuzzer.corpus.ledger import STATE_FILE, Ledger  # noqa: E402
+from fuzzer.execute.recipe import Recipe  # noqa: E402
+from fuzzer.execute.runner import Task, inductor_config, run_task  # noqa: E402
 from fuzzer.execute.workers import Runner  # noqa: E402
 from fuzzer.ir import render  # noqa: E402
 from fuzzer.ir.graph import Graph  # noqa: E402
@@ -67,12 +70,11 @@ def machine() -> dict[str, Any]:
 def throughput(cases: int, seed: int, workers: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="numfuzz-bench-") as tmp:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(tmp) / "inductor-cache")
-        settings = campaign.Settings(out=Path(tmp) / "corpus", device="cpu", cases=cases,
-                                     seed=seed, workers=workers)
+        settings = Settings(out=Path(tmp) / "corpus", device="cpu", cases=cases, seed=seed,
+                            workers=workers)
         stamps: list[float] = []
         start = time.monotonic()
-        summary = campaign.run_campaign(settings,
-                                        on_outcome=lambda o: stamps.append(time.monotonic()))
+        summary = run_campaign(settings, on_outcome=lambda o: stamps.append(time.monotonic()))
         wall = time.monotonic() - start
         del os.environ["TORCHINDUCTOR_CACHE_DIR"]
     steady = (len(stamps) - 1) / (stamps[-1] - stamps[0]) * 60 if len(stamps) > 1 else 0.0
@@ -91,19 +93,21 @@ def bare(graph: Graph, draws: list[dict[str, torch.Tensor]]) -> float:
     start = time.perf_counter()
     model = render.load(render.render_model(graph), "model")
     torch._dynamo.reset()
-    compiled = compile_model(model, "inductor")
+    compiled = Recipe().compile(model)
     with inductor_config({}):
         for draw in draws:
             compiled(*[draw[str(n)] for n in graph.input_ids()])
     return time.perf_counter() - start
 
 
-def harness(settings: campaign.Settings, state: campaign.State, runner: Runner,
+def harness(settings: Settings, state: Ledger, runner: Runner,
             index: int) -> tuple[float, Any]:
     """One case the way a campaign handles it; returns seconds and (case, task, outcome)."""
     t0 = time.perf_counter()
-    case, task = campaign.make_case(settings, index)
-    outcome = campaign.record(settings, index, case, task, runner.run(task))
+    began = time.monotonic()
+    case, task = make_case(settings, index)
+    result = runner.run(task)
+    outcome = settle(settings, Ran(index, case, task, result, time.monotonic() - began))
     state.mark(index)
     return time.perf_counter() - t0, (case, task, outcome)
 
@@ -120,18 +124,17 @@ def overhead(cases: int, seed: int) -> dict[str, Any]:
     threads = os.cpu_count() or 1  # what a one-worker campaign gives its worker
     torch.set_num_threads(threads)
     with tempfile.TemporaryDirectory(prefix="numfuzz-bench-") as tmp:
-        settings = campaign.Settings(out=Path(tmp) / "corpus", device="cpu", cases=cases,
-                                     seed=seed)
+        settings = Settings(out=Path(tmp) / "corpus", device="cpu", cases=cases, seed=seed)
         settings.out.mkdir()
-        state = campaign.State(settings.out / campaign.STATE_FILE, settings, resume=False)
+        state = Ledger(settings.out / STATE_FILE, settings.ledger_key(), resume=False)
         runner = Runner("cpu", threads=threads, timeout=600, warmup=True)
         runner.start()
         runner.worker.wait_ready()
-        compile_model(lambda x: torch.sin(x) + 1, "inductor")(torch.ones(4))  # warm this side too
+        Recipe().compile(lambda x: torch.sin(x) + 1)(torch.ones(4))  # warm this side too
         rows = []
         try:
             for i in range(cases):
-                case, task = campaign.make_case(settings, i)
+                case, task = make_case(settings, i)
                 times: dict[str, float] = {}
                 # Rotate the order so that neither path always runs first (or last).
                 for path in [("harness", "bare", "in_process")[(i + k) % 3] for k in range(3)]:
@@ -180,7 +183,7 @@ def corpus(directory: Path) -> dict[str, Any]:
                                "magnitude": case.origin.get("magnitude")}
         if v.output is not None:
             out = v.outputs[v.output]
-            head = case.graph.node(out.node)["op"]
+            head = case.graph.node(out.node).op
             heads[f"{v.kind}/{head}"] += 1
             d = out.details
             row.update(head=head, out_dtype=out.dtype, count=d.get("count"),

@@ -2,7 +2,7 @@
 
 One data path, a subpackage per stage, in the order data flows (``STAGES``):
 
-    ir -> gen -> judge -> execute -> corpus -> user -> reduce -> triage -> report -> cli
+    ir -> gen -> judge -> execute -> corpus -> campaign -> user -> reduce -> triage -> report -> cli
 
 A module may import only from its own stage or an earlier one, and the graph IR is the one thing
 passed between stages; ``tests/test_layout.py`` fails on an import against the flow or a cycle.
@@ -11,4 +11,5 @@ passed between stages; ``tests/test_layout.py`` fails on an import against the f
 __version__ = "0.1.0"
 
 # Earlier stages first. Each subpackage's docstring says what it owns.
-STAGES = ("ir", "gen", "judge", "execute", "corpus", "user", "reduce", "triage", "report", "cli")
+STAGES = ("ir", "gen", "judge", "execute", "corpus", "campaign", "user", "reduce", "triage",
+          "report", "cli")

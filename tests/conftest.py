@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.execute.runner import trust_backend
+from fuzzer.campaign.settings import Settings
+from fuzzer.execute.recipe import Recipe, trust_backend
+from fuzzer.execute.surface import Surface
 from fuzzer.execute.workers import Runner
+from fuzzer.report.night import NightSettings
 from tests import fakes, triage_fakes
 
 # The suite's own fake backends are trusted, as a user trusts one with --trust-backend: case
@@ -70,3 +73,29 @@ def minimized(case, runner, tmp_path: Path, **options):
     assert done.returncode == (1 if result.reliability == (k, k) else 0), \
         done.stdout + done.stderr
     return result
+
+
+RECIPE_FIELDS = ("backend", "config", "surface", "policy")
+CAMPAIGN_FIELDS = ("device", "cases", "dtypes", "workers", "grammar", "timeout", "draws",
+                   "strategies", "search")
+
+
+def recipe_of(fields: dict) -> Recipe:
+    """The recipe named by plain keyword fields (``backend="eager"``, ``surface={...}``)."""
+
+    given = {k: fields.pop(k) for k in RECIPE_FIELDS if k in fields}
+    if isinstance(given.get("surface"), dict):
+        given["surface"] = Surface(**given["surface"])
+    return Recipe(**given)
+
+
+def campaign_settings(**fields) -> Settings:
+    """Campaign settings with the recipe given field by field, as tests like to spell them."""
+    return Settings(recipe=recipe_of(fields), **fields)
+
+
+def night_settings(**fields) -> NightSettings:
+    """Night settings with the night's campaign given field by field (device, cases, backend …)."""
+    campaign = {k: fields.pop(k) for k in CAMPAIGN_FIELDS if k in fields}
+    return NightSettings(campaign=campaign_settings(**campaign, **{
+        k: fields.pop(k) for k in RECIPE_FIELDS if k in fields}), **fields)

@@ -14,12 +14,15 @@ import torch
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.corpus.replay import replay_case
+from fuzzer.errors import CaptureError
+from fuzzer.execute.original import load_model_file
 from fuzzer.gen import inputs
 from fuzzer.gen.mutate import mutate
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle
-from fuzzer.user.capture import CaptureError, capture_file, load_model_file, verify_capture
+from fuzzer.user.capture import capture_file
+from fuzzer.user.verify import verify_capture
 from tests.conftest import minimized
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,7 +76,7 @@ def test_same_seed_same_case_and_another_seed_another(tmp_path: Path) -> None:
 def test_weights_buffers_and_registry_ops_are_recognized() -> None:
     captured = capture_file(MODELS / "buffer_linear.py")
     g = captured.graph
-    roles = {g.node(n)["attrs"].get("name"): g.node(n)["attrs"]["role"] for n in g.input_ids()}
+    roles = {g.node(n).attrs.get("name"): g.node(n).attrs["role"] for n in g.input_ids()}
     assert roles == {"linear.weight": "w", "linear.bias": "w", "scale": "w", None: "x"}
     # registry ops where they render the same call; the rest stays generic and readable
     assert sorted(g.op_names()) == sorted(["linear", "mul", "torch.cumsum", "div_scalar",
@@ -86,7 +89,7 @@ def test_written_out_e8m0_becomes_the_registry_head() -> None:
     """The fused head knows its discontinuity, so findings carry ulps from the boundary."""
     g = capture_file(MODELS / "conv_gelu_e8m0.py").graph
     head = g.node(g.outputs[0])
-    assert head["op"] == "e8m0" and head["attrs"] == {"eps": 1e-30}
+    assert head.op == "e8m0" and head.attrs == {"eps": 1e-30}
     assert "erf" in g.op_names() and "conv2d" in g.op_names()
 
 
@@ -95,7 +98,7 @@ def test_attention_block_keeps_multi_output_and_factory_ops() -> None:
     names = g.op_names()
     assert names.count("Tensor.chunk") == 3  # one node per chunk used, each picking its part
     assert "softmax" in names and "Tensor.masked_fill" in names
-    assert not [n for n in g.input_ids() if g.node(n)["dtype"] == "bool"]  # no folded mask
+    assert not [n for n in g.input_ids() if g.node(n).dtype == "bool"]  # no folded mask
     assert "torch.ones" in names  # the factory stays a call: its compiled kernel is tested too
 
 
@@ -103,9 +106,9 @@ def test_a_bug_in_a_compiled_factory_survives_capture() -> None:
     """torch.arange(..., device=x.device) * 1.5e9 (pytorch#175966): were the factory folded into
     a constant, the product would no longer be computed by the compiled kernel."""
     g = capture_file(MODELS / "public" / "arange_int64_mul_wrap.py").graph
-    (factory,) = [n for n in g.op_ids() if g.node(n)["op"] == "call"
-                  and g.node(n)["attrs"]["target"] == "torch.arange"]
-    assert g.node(factory)["attrs"]["kwargs"]["device"] == {"device_of": 0}
+    (factory,) = [n for n in g.op_ids() if g.node(n).op == "call"
+                  and g.node(n).attrs["target"] == "torch.arange"]
+    assert g.node(factory).attrs["kwargs"]["device"] == {"device_of": 0}
     assert len(g.input_ids()) == 1  # only the user's input; no constant stands in for arange
 
 
@@ -163,7 +166,7 @@ def test_a_case_file_naming_a_non_tensor_op_is_refused(target: str, tmp_path: Pa
 
 def captured_with(path: Path, backend: str) -> Case:
     case = capture_file(path, seed=0).case("cpu")
-    case.backend = backend
+    case.recipe = case.recipe.with_knob(backend=backend)
     return case
 
 
@@ -194,8 +197,8 @@ def test_planted_divergence_in_a_captured_model_minimizes_to_a_few_ops(fake_runn
 def test_generic_ops_go_through_the_minimizer(fake_runner, tmp_path) -> None:
     """A nonfinite planted on the float output of a model full of generic calls still shrinks."""
     case = capture_file(MODELS / "attention_block.py").case("cpu")
-    case.backend = "tests.fakes:inject_inf"
-    case.verdict, _ = replay_case(case, runner=fake_runner)
+    case.recipe = case.recipe.with_knob(backend="tests.fakes:inject_inf")
+    case.verdict = replay_case(case, runner=fake_runner).verdict
     assert case.verdict.kind == "nonfinite"
     result = minimized(case, fake_runner, tmp_path)
     assert result.final_ops <= 2 < result.original_ops
@@ -254,7 +257,7 @@ def test_first_draw_is_the_users_own_data() -> None:
         if key in first:
             assert torch.equal(first[key], value)
     x = str(next(n for n in captured.graph.input_ids()
-                 if captured.graph.node(n)["attrs"]["role"] == "x"))
+                 if captured.graph.node(n).attrs["role"] == "x"))
     assert any(not torch.equal(values[x], first[x]) for _, values in rest)
 
 
@@ -285,16 +288,17 @@ def test_models_directory_files_follow_the_convention() -> None:
 
 def test_triage_signature_and_draft_work_on_a_captured_case(fake_runner, tmp_path) -> None:
     """Generic calls flow through attribution, signatures and the pt2-style draft."""
+    from fuzzer.execute.pool import RunnerPool
     from fuzzer.report import draft
     from fuzzer.report.store import Finding
-    from fuzzer.triage.attribute import RunnerPool, attribute, knob_named
+    from fuzzer.triage.attribute import attribute, knob_named
     from fuzzer.triage.signature import signature
 
     cases = []
     for name in ("attention_block.py", "buffer_linear.py"):
         case = capture_file(MODELS / name).case("cpu")
-        case.backend = "tests.fakes:inject_inf"
-        case.verdict, _ = replay_case(case, runner=fake_runner)
+        case.recipe = case.recipe.with_knob(backend="tests.fakes:inject_inf")
+        case.verdict = replay_case(case, runner=fake_runner).verdict
         cases.append(case)
     case = cases[0]
     pool = RunnerPool({"cpu": fake_runner}, warmup=False)

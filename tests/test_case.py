@@ -18,18 +18,20 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from fuzzer.campaign.settings import make_case
 from fuzzer.cli import main
-from fuzzer.corpus import campaign
 from fuzzer.corpus.case import FORMAT, VERSION, Case, CaseError
+from fuzzer.corpus.ledger import STATE_FILE
 from fuzzer.judge.oracle import Head, judge
+from tests.conftest import campaign_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def sample_case() -> Case:
-    settings = campaign.Settings(out=Path("unused"), seed=2, dtypes=("bfloat16",), draws=2,
+    settings = campaign_settings(out=Path("unused"), seed=2, dtypes=("bfloat16",), draws=2,
                                  backend="tests.fakes:uint8_plus_one")
-    case, task = campaign.make_case(settings, 1)
+    case, task = make_case(settings, 1)
     case.inputs = task.draws[1]
     e = torch.tensor([1, 2, 3], dtype=torch.uint8)
     far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.zeros(3).double(),
@@ -53,8 +55,8 @@ def test_round_trip(good_file: Path) -> None:
         assert back.inputs[key].dtype == tensor.dtype
         assert torch.equal(back.inputs[key], tensor)  # bit for bit, bfloat16 included
     assert back.verdict == case.verdict
-    assert (back.device, back.dtype, back.backend, back.seed, back.grammar) == \
-        (case.device, case.dtype, case.backend, case.seed, case.grammar)
+    assert (back.device, back.dtype, back.recipe.backend, back.seed, back.grammar) == \
+        (case.device, case.dtype, case.recipe.backend, case.seed, case.grammar)
     assert back.origin == case.origin and back.versions["torch"] == str(torch.__version__)
     assert back.digest() == case.digest()
     assert case.file_name() == f"int-flip-{case.digest()[:12]}.pt"
@@ -255,19 +257,19 @@ def _uint8_indices(cases: int) -> set[int]:
     """Cases the planted +1 turns into findings: a uint8 output whose first element is defined
     (not converted from a float64 NaN, which the oracle rightly does not compare)."""
     from fuzzer.execute.runner import Programs
-    from fuzzer.judge import policy, rules
+    from fuzzer.judge import rules, semantics
 
-    settings = campaign.Settings(out=Path("unused"), seed=8, dtypes=("float32",), draws=1)
+    settings = campaign_settings(out=Path("unused"), seed=8, dtypes=("float32",), draws=1)
     found = set()
     for i in range(cases):
-        case, task = campaign.make_case(settings, i)
+        case, task = make_case(settings, i)
         graph = case.graph
         programs = Programs.build(graph)
         values = rules.float64_run(programs.trace,
                                    [task.draws[0][str(n)] for n in graph.input_ids()])
-        undefined = policy.undefined_elements(graph, values)
+        undefined = semantics.undefined_elements(graph, values)
         first_uint8 = next((k for k, o in enumerate(graph.outputs)
-                            if graph.node(o)["dtype"] == "uint8"), None)
+                            if graph.node(o).dtype == "uint8"), None)
         if first_uint8 is not None and (undefined[first_uint8] is None or
                                         not bool(undefined[first_uint8].reshape(-1)[0])):
             found.add(i)
@@ -319,7 +321,7 @@ def test_sigkill_loses_no_reported_case_and_resume_continues(tmp_path: Path) -> 
     for index, path in reported.items():
         case = Case.load(path)  # every file reported before the kill is complete and valid
         assert case.verdict.kind == "int-flip" and case.origin["index"] == index
-    state = json.loads((out / campaign.STATE_FILE).read_text())
+    state = json.loads((out / STATE_FILE).read_text())
     done_before = set(range(state["below"])) | set(state["extra"])
     assert set(reported) <= done_before and done_before <= finished
     assert len(done_before) < 12

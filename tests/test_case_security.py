@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from fuzzer.cli import main
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.errors import StoreError
-from fuzzer.execute.runner import TRUST_ENV
+from fuzzer.execute.recipe import TRUST_ENV, Recipe
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.ops import InvalidGraph
@@ -43,7 +43,8 @@ def test_a_config_naming_a_compiler_is_refused_and_never_runs(tmp_path: Path) ->
     script = tmp_path / "cxx.sh"
     script.write_text(f"#!/bin/sh\ntouch {flag}\nexec g++ \"$@\"\n")
     script.chmod(0o755)
-    path = small_case(config={"cpp.cxx": [str(script)]}).save(tmp_path / "hostile.pt")
+    hostile = small_case(recipe=Recipe(config={"cpp.cxx": [str(script)]}))
+    path = hostile.save(tmp_path / "hostile.pt")
     with pytest.raises(CaseError, match="cpp.cxx"):
         Case.load(path)
     proc = numfuzz("replay", str(path), cwd=tmp_path)
@@ -58,7 +59,7 @@ def test_a_config_value_of_the_wrong_type_is_refused() -> None:
     with pytest.raises(CaseError, match="emulate_precision_casts"):
         Case.from_dict(data)
     data["config"] = {"cpp.simdlen": 0, "fallback_random": True}
-    assert Case.from_dict(data).config == {"cpp.simdlen": 0, "fallback_random": True}
+    assert Case.from_dict(data).recipe.config == {"cpp.simdlen": 0, "fallback_random": True}
 
 
 def _plant_module(directory: Path, flag: Path) -> None:
@@ -71,7 +72,7 @@ def _plant_module(directory: Path, flag: Path) -> None:
 def test_a_module_function_backend_in_a_file_is_refused_until_trusted(tmp_path: Path) -> None:
     flag = tmp_path / "IMPORTED"
     _plant_module(tmp_path, flag)
-    path = small_case(backend="evilmod:fn").save(tmp_path / "hostile.pt")
+    path = small_case(recipe=Recipe("evilmod:fn")).save(tmp_path / "hostile.pt")
     refused = numfuzz("replay", str(path), cwd=tmp_path)
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.count("\n") == 1 and "--trust-backend evilmod:fn" in refused.stderr
@@ -86,7 +87,7 @@ def test_registered_backend_names_are_data() -> None:
     data = small_case().to_dict()
     for name in ("inductor", "aot_eager", "eager"):
         data["backend"] = name
-        assert Case.from_dict(data).backend == name
+        assert Case.from_dict(data).recipe.backend == name
     data["backend"] = "no_such_backend"
     with pytest.raises(CaseError, match="unknown backend"):
         Case.from_dict(data)
@@ -167,7 +168,7 @@ def test_softmax_called_by_keyword_is_captured(tmp_path: Path) -> None:
 
 
 def test_a_call_capture_cannot_translate_is_one_line_naming_the_op() -> None:
-    from fuzzer.user.capture import Translator
+    from fuzzer.user.translate import Translator
 
     class Broken(Translator):
         def call(self, node):  # what any translation bug looks like from outside

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fuzzer.campaign.settings import make_case
 from fuzzer.cli import UserError, main, parse_duration
-from fuzzer.corpus import campaign
 from fuzzer.corpus.case import Case
+from tests.conftest import campaign_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "numfuzz"
@@ -34,9 +35,9 @@ FAKE_RUN = ["run", "--device", "cpu", "--cases", "4", "--seed", "8", "--dtype", 
 
 def uint8_cases() -> set[int]:
     """Which of the four cases have a uint8 output (what uint8_plus_one perturbs)."""
-    settings = campaign.Settings(out=Path("unused"), seed=8, dtypes=("float32",), draws=1)
+    settings = campaign_settings(out=Path("unused"), seed=8, dtypes=("float32",), draws=1)
     return {i for i in range(4)
-            if any(g.node(o)["dtype"] == "uint8" for g in [campaign.make_case(settings, i)[0].graph]
+            if any(g.node(o).dtype == "uint8" for g in [make_case(settings, i)[0].graph]
                    for o in g.outputs)}
 
 

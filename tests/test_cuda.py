@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.corpus import campaign
+from fuzzer.campaign.local import run_campaign
 from fuzzer.corpus.replay import replay_case
+from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import Runner
 from fuzzer.reduce.minimize import minimize
 from fuzzer.reduce.repro import write_repro
-from fuzzer.triage.attribute import RunnerPool, attribute, knob_named
+from fuzzer.triage.attribute import attribute, knob_named
 from tests import triage_fakes as tf
+from tests.conftest import campaign_settings
 
 pytestmark = pytest.mark.cuda
 REPO = Path(__file__).resolve().parents[1]
@@ -30,9 +32,9 @@ def cuda_fake_runner():
 
 
 def test_a_generated_campaign_runs_on_the_gpu_with_workers_sharing_it(tmp_path: Path) -> None:
-    settings = campaign.Settings(out=tmp_path, device="cuda", cases=4, workers=2,
+    settings = campaign_settings(out=tmp_path, device="cuda", cases=4, workers=2,
                                  dtypes=("float32", "bfloat16"), draws=2)
-    summary = campaign.run_campaign(settings)
+    summary = run_campaign(settings)
     assert summary.cases == 4
     assert summary.harness_errors == 0, summary.to_dict()
 
@@ -40,7 +42,7 @@ def test_a_generated_campaign_runs_on_the_gpu_with_workers_sharing_it(tmp_path: 
 def test_a_planted_divergence_is_found_on_cuda(cuda_fake_runner) -> None:
     case = tf.planted_case("tests.fakes:uint8_plus_one", cuda_fake_runner)
     case.device = "cuda"
-    verdict, _ = replay_case(case, runner=cuda_fake_runner)
+    verdict = replay_case(case, runner=cuda_fake_runner).verdict
     assert verdict.kind == "int-flip", verdict.summary()
 
 
@@ -60,7 +62,7 @@ def test_triton_only_knobs_run_in_triage(cuda_fake_runner) -> None:
 def test_minimize_and_repro_on_cuda(cuda_fake_runner, tmp_path: Path) -> None:
     case = tf.planted_case("tests.fakes:uint8_plus_one", cuda_fake_runner)
     case.device = "cuda"
-    case.verdict, _ = replay_case(case, runner=cuda_fake_runner)
+    case.verdict = replay_case(case, runner=cuda_fake_runner).verdict
     result = minimize(case, cuda_fake_runner, corpus=tmp_path)
     repro = write_repro(result.case, tmp_path / "min")
     assert "DEVICE = 'cuda'" in repro.read_text()

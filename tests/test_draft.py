@@ -8,10 +8,11 @@ import shlex
 
 import pytest
 
+from fuzzer.execute.pool import RunnerPool
 from fuzzer.gen.grammar import Builder
 from fuzzer.report import draft
 from fuzzer.report.store import Finding
-from fuzzer.triage.attribute import RunnerPool, attribute, knob_named
+from fuzzer.triage.attribute import attribute, knob_named
 from tests import triage_fakes as tf
 
 
@@ -80,7 +81,7 @@ def test_mermaid_draws_every_edge_and_marks_the_diverging_output():
     b.graph.outputs = [b.op("e8m0", d, eps=1e-30), b.op("sign_int8", d)]
     case = tf.case_of_verdict(b.graph, output=1)
     text = draft.mermaid(case)
-    assert text.count("-->|") == sum(len(b.graph.node(n)["inputs"]) for n in b.graph.order())
+    assert text.count("-->|") == sum(len(b.graph.node(n).inputs) for n in b.graph.order())
     assert f"n{m} -->|0| n{d}" in text and f"n{m} -->|1| n{d}" in text
     assert f"style n{b.graph.outputs[1]} stroke:#d00" in text
     assert f"style n{b.graph.outputs[0]} stroke:#d00" not in text

@@ -13,10 +13,13 @@ import json
 
 import pytest
 
-from fuzzer.corpus import campaign
+from fuzzer.campaign.local import run_campaign
+from fuzzer.campaign.loop import Outcome
 from fuzzer.corpus.case import Case
+from fuzzer.corpus.ledger import STATE_FILE
 from fuzzer.corpus.replay import replay_case
 from fuzzer.execute.workers import Runner
+from tests.conftest import campaign_settings
 
 pytestmark = pytest.mark.inductor
 
@@ -26,10 +29,10 @@ CASES = 5
 @pytest.fixture(scope="module")
 def real_campaign(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("e2e") / "corpus"
-    settings = campaign.Settings(out=out, device="cpu", cases=CASES, seed=0, backend="inductor",
+    settings = campaign_settings(out=out, device="cpu", cases=CASES, seed=0, backend="inductor",
                                  draws=4, timeout=300, keep_benign=True)
-    outcomes: list[campaign.Outcome] = []
-    summary = campaign.run_campaign(settings, on_outcome=outcomes.append)
+    outcomes: list[Outcome] = []
+    summary = run_campaign(settings, on_outcome=outcomes.append)
     return out, summary, outcomes
 
 
@@ -49,8 +52,8 @@ def test_real_campaign_completes_and_saves_its_findings(real_campaign) -> None:
     for outcome in kept:
         case = Case.load(outcome.path)
         assert case.verdict == outcome.verdict
-        assert case.backend == "inductor" and case.origin["index"] == outcome.index
-    state = json.loads((out / campaign.STATE_FILE).read_text())
+        assert case.recipe.backend == "inductor" and case.origin["index"] == outcome.index
+    state = json.loads((out / STATE_FILE).read_text())
     assert state["below"] == CASES
 
 
@@ -60,7 +63,8 @@ def test_a_real_case_replays_as_it_was_judged(real_campaign, inductor_runner: Ru
     assert found, [o.verdict.kind for o in outcomes]
     original = found[0].verdict
     case = Case.load(found[0].path)
-    verdict, outputs = replay_case(case, runner=inductor_runner)
+    replayed = replay_case(case, runner=inductor_runner)
+    verdict, outputs = replayed.verdict, replayed.outputs
     assert verdict.kind == original.kind, verdict.summary()
     assert verdict.output == original.output and verdict.node == original.node
     assert verdict.outputs[verdict.output].details.get("count") == \

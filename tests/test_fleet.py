@@ -14,8 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.corpus import campaign, fleet
+from fuzzer.campaign import fleet
+from fuzzer.campaign.local import run_campaign
+from fuzzer.campaign.settings import Settings, make_case
 from fuzzer.corpus.case import Case
+from fuzzer.corpus.ledger import STATE_FILE
+from tests.conftest import campaign_settings, night_settings
 
 ray = pytest.importorskip("ray")
 
@@ -29,8 +33,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
     ray.shutdown()
 
 
-def settings(out: Path, backend: str, cases: int, **extra) -> campaign.Settings:
-    return campaign.Settings(out=out, cases=cases, seed=8, backend=backend, draws=1, timeout=60,
+def settings(out: Path, backend: str, cases: int, **extra) -> Settings:
+    return campaign_settings(out=out, cases=cases, seed=8, backend=backend, draws=1, timeout=60,
                              dtypes=("float32",), workers=2, **extra)
 
 
@@ -39,7 +43,7 @@ def files(directory: Path) -> list[str]:
 
 
 def test_ray_and_local_engines_keep_the_same_findings(tmp_path: Path) -> None:
-    local = campaign.run_campaign(settings(tmp_path / "local", "tests.fakes:uint8_plus_one", 8))
+    local = run_campaign(settings(tmp_path / "local", "tests.fakes:uint8_plus_one", 8))
     summary, report = fleet.run_fleet(settings(tmp_path / "ray", "tests.fakes:uint8_plus_one", 8))
     assert local.findings and summary.findings == local.findings
     assert files(tmp_path / "ray") == files(tmp_path / "local")
@@ -47,7 +51,7 @@ def test_ray_and_local_engines_keep_the_same_findings(tmp_path: Path) -> None:
     for name in files(tmp_path / "ray"):  # where it was found travels with the finding
         origin = Case.load(tmp_path / "ray" / name).origin
         assert origin["host"] and origin["device_name"] == "cpu"
-    state = json.loads((tmp_path / "ray" / campaign.STATE_FILE).read_text())
+    state = json.loads((tmp_path / "ray" / STATE_FILE).read_text())
     assert state["below"] == 8
 
 
@@ -62,12 +66,12 @@ def test_compiler_crash_and_hang_are_findings_and_the_campaign_goes_on(
     assert len(files(tmp_path)) == 2                                  # the actor
 
 
-def _targeted(s: campaign.Settings, cases: int) -> set[int]:
+def _targeted(s: Settings, cases: int) -> set[int]:
     """The cases tests.fakes.kill_parent and stop_parent act on."""
     found = set()
     for index in range(cases):
-        graph = campaign.make_case(s, index)[0].graph
-        if any(math.prod(graph.node(n)["shape"]) % 3 == 0 for n in graph.input_ids()):
+        graph = make_case(s, index)[0].graph
+        if any(math.prod(graph.node(n).shape) % 3 == 0 for n in graph.input_ids()):
             found.add(index)
     return found
 
@@ -105,8 +109,8 @@ def test_resume_continues_from_the_ledger(tmp_path: Path) -> None:
 
 
 def test_gpu_slots_are_the_cluster_gpus_and_mixed_versions_are_refused() -> None:
-    assert fleet.fleet_slots(ray, campaign.Settings(out=Path("unused"), device="cuda")) == 2
-    assert fleet.fleet_slots(ray, campaign.Settings(out=Path("unused"), workers=3)) == 3
+    assert fleet.fleet_slots(ray, campaign_settings(out=Path("unused"), device="cuda")) == 2
+    assert fleet.fleet_slots(ray, campaign_settings(out=Path("unused"), workers=3)) == 3
     same = [{"torch": "2.13.0"}, {"torch": "2.13.0"}]
     assert fleet.mixed_versions(same) == ""
     assert "2.11.0, 2.13.0" in fleet.mixed_versions([*same, {"torch": "2.11.0"}])
@@ -114,20 +118,20 @@ def test_gpu_slots_are_the_cluster_gpus_and_mixed_versions_are_refused() -> None
 
 def test_the_nightly_on_ray_fuzzes_and_minimizes_on_the_fleet(tmp_path: Path,
                                                               monkeypatch) -> None:
-    from fuzzer.report.nightly import NightSettings, run_night
+    from fuzzer.report.nightly import run_night
     from fuzzer.report.store import Store
 
     sent: list[str] = []
     original = fleet.ActorRunner.run
 
     def counted(self, task):  # the driver's side of every minimize/triage task
-        sent.append(task.backend)
+        sent.append(task.recipe.backend)
         return original(self, task)
 
     monkeypatch.setattr(fleet.ActorRunner, "run", counted)
     no_known = tmp_path / "none.toml"
     no_known.write_text("")
-    settings = NightSettings(reports=tmp_path / "reports", device="cpu", cases=4, seed=8, k=1,
+    settings = night_settings(reports=tmp_path / "reports", device="cpu", cases=4, seed=8, k=1,
                              max_calls=20, bisect=False, date="2030-02-01", dtypes=("float32",),
                              backend="tests.fakes:uint8_plus_one", workers=2, engine="ray",
                              known_file=no_known)

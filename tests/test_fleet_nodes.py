@@ -13,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.corpus import campaign, fleet
+from fuzzer.campaign import fleet
+from fuzzer.campaign.local import run_campaign
+from fuzzer.campaign.loop import Outcome
+from fuzzer.campaign.settings import Settings
+from fuzzer.corpus.ledger import STATE_FILE
+from tests.conftest import campaign_settings
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -32,15 +37,15 @@ def cluster():
 
 
 def test_a_node_lost_mid_campaign_loses_nothing(cluster, tmp_path: Path) -> None:
-    def settings(out: Path) -> campaign.Settings:
-        return campaign.Settings(out=out, cases=12, seed=8, backend="tests.fakes:uint8_plus_one",
+    def settings(out: Path) -> Settings:
+        return campaign_settings(out=out, cases=12, seed=8, backend="tests.fakes:uint8_plus_one",
                                  draws=1, timeout=60, dtypes=("float32",), workers=2)
 
-    expected = campaign.run_campaign(settings(tmp_path / "local"))
+    expected = run_campaign(settings(tmp_path / "local"))
     answered: list[int] = []
     lost = threading.Event()
 
-    def on_outcome(outcome: campaign.Outcome) -> None:
+    def on_outcome(outcome: Outcome) -> None:
         answered.append(outcome.index)
         if len(answered) == 4 and not lost.is_set():  # mid-campaign: the worker node goes
             lost.set()
@@ -54,5 +59,5 @@ def test_a_node_lost_mid_campaign_loses_nothing(cluster, tmp_path: Path) -> None
     assert sorted(p.name for p in (tmp_path / "ray").glob("*.pt")) == \
         sorted(p.name for p in (tmp_path / "local").glob("*.pt"))
     assert report.actor_deaths >= 1 and report.requeued >= 1
-    state = json.loads((tmp_path / "ray" / campaign.STATE_FILE).read_text())
+    state = json.loads((tmp_path / "ray" / STATE_FILE).read_text())
     assert state["below"] == 12

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.corpus import campaign
+from fuzzer.campaign.settings import make_case
 from fuzzer.corpus.case import Case, check_input
 from fuzzer.gen import strategy
 from fuzzer.gen.mutate import mutate
 from fuzzer.ir.render import render_model
+from tests.conftest import campaign_settings
 
 DTYPES = ("float32", "bfloat16", "float16")
 SURFACES = ({}, {"training": True}, {"dynamic": True})
@@ -53,11 +54,11 @@ def check_valid(case: Case, draws: list[dict], reload: bool = True) -> None:
 def test_every_generated_case_is_valid(weights: dict | None, grammars: tuple[str, ...],
                                        per: int) -> None:
     for grammar, dtype, surface in itertools.product(grammars, DTYPES, SURFACES):
-        settings = campaign.Settings(out=Path("unused"), seed=per * len(grammar) + len(dtype),
+        settings = campaign_settings(out=Path("unused"), seed=per * len(grammar) + len(dtype),
                                      grammar=grammar, dtypes=(dtype,), surface=dict(surface),
                                      strategies=weights)
         for index in range(per):
-            case, task = campaign.make_case(settings, index)
+            case, task = make_case(settings, index)
             check_valid(case, task.draws, reload=index % RELOAD_EVERY == 0)
 
 
@@ -68,9 +69,9 @@ def test_the_plan_generates_at_least_20000_cases() -> None:
 
 def test_mutants_of_generated_cases_are_valid() -> None:
     """``--seed-model`` and guided search mutate graphs: 600 mutants of generated ones."""
-    settings = campaign.Settings(out=Path("unused"), seed=7, draws=1)
+    settings = campaign_settings(out=Path("unused"), seed=7, draws=1)
     for index in range(200):
-        case, _ = campaign.make_case(settings, index)
+        case, _ = make_case(settings, index)
         for seed in range(3):
             mutant = mutate(case.graph, seed * 7919 + index)
             mutant.infer()
@@ -84,7 +85,7 @@ def test_the_seeds_that_killed_campaigns_now_generate() -> None:
     for seed, index, grammar, surface in ((2026112402, 50, "mixed", {}), (21, 234, "mixed", {}),
                                           (18, 123, "vision", {}),
                                           (46, 260, "mixed", {"training": True})):
-        settings = campaign.Settings(out=Path("unused"), seed=seed, grammar=grammar,
+        settings = campaign_settings(out=Path("unused"), seed=seed, grammar=grammar,
                                      surface=surface)
-        case, task = campaign.make_case(settings, index)
+        case, task = make_case(settings, index)
         check_valid(case, task.draws[:1])

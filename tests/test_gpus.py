@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.corpus import campaign
+from fuzzer.campaign.local import run_campaign
 from fuzzer.errors import HarnessError
 from fuzzer.execute import config
+from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import Runner, assign_gpus, workers_per_gpu
-from fuzzer.triage.attribute import Knob, RunnerPool, flip
+from fuzzer.triage.attribute import Knob, flip
 from tests import triage_fakes as tf
+from tests.conftest import campaign_settings
 
 GIB = 1 << 30
 
@@ -45,9 +47,9 @@ def test_a_worker_that_cannot_see_its_gpu_is_a_harness_error(tmp_path: Path) -> 
             runner.run(None)
     finally:
         runner.close()
-    settings = campaign.Settings(out=tmp_path, device="cuda", cases=2, workers=2)
+    settings = campaign_settings(out=tmp_path, device="cuda", cases=2, workers=2)
     with pytest.raises(HarnessError):
-        campaign.run_campaign(settings)  # loudly, not two skips
+        run_campaign(settings)  # loudly, not two skips
 
 
 def test_a_knob_missing_from_this_torch_is_not_applicable(fake_runner) -> None:

@@ -18,28 +18,36 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fuzzer.campaign import harness, local
+from fuzzer.campaign.local import run_campaign
+from fuzzer.campaign.settings import make_case
 from fuzzer.cli import main
-from fuzzer.corpus import campaign, harness
 from fuzzer.corpus.case import Case
+from fuzzer.corpus.ledger import STATE_FILE
+from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import TEMP_PREFIX, Recycle, Runner, sweep_stale_temp
-from fuzzer.report import nightly
-from fuzzer.report.nightly import NightSettings, latest_night, run_night
-from fuzzer.triage.attribute import RunnerPool
+from fuzzer.report import pipeline, recheck
+from fuzzer.report.night import latest_night
+from fuzzer.report.nightly import run_night
+from fuzzer.report.store import Store
 from tests import triage_fakes as tf
+from tests.conftest import campaign_settings, night_settings
 
 EAGER = dict(device="cpu", backend="eager", seed=8, dtypes=("float32",), draws=1, workers=1)
 
 
 def planting(monkeypatch, name: str, fails: set[int] | None = None) -> None:
-    """``campaign.<name>`` raises for the case indices in ``fails`` (all when None)."""
-    real = getattr(campaign, name)
+    """``campaign.local.<name>`` raises for the case indices in ``fails`` (all when None); it
+    takes the settings, then a case index or what ran for one (``local.Ran``)."""
+    real = getattr(local, name)
 
-    def wrapped(settings, index, *rest):
+    def wrapped(settings, item, *rest):
+        index = getattr(item, "index", item)
         if fails is None or index in fails:
             raise RuntimeError(f"planted failure in {name} of case {index}")
-        return real(settings, index, *rest)
+        return real(settings, item, *rest)
 
-    monkeypatch.setattr(campaign, name, wrapped)
+    monkeypatch.setattr(local, name, wrapped)
 
 
 # ------------------------------------------------------------------ the stop rule
@@ -76,7 +84,7 @@ def test_a_case_that_fails_to_generate_or_save_is_counted_and_the_campaign_goes_
     planting(monkeypatch, "make_case", {1})
     planting(monkeypatch, "record", {3})
     out = tmp_path / "corpus"
-    summary = campaign.run_campaign(campaign.Settings(out=out, cases=6, **EAGER))
+    summary = run_campaign(campaign_settings(out=out, cases=6, **EAGER))
     assert summary.cases == 6 and summary.harness_errors == 2 and not summary.stopped
     assert "generating: RuntimeError: planted failure in make_case of case 1" in \
         summary.harness_messages[0]
@@ -89,7 +97,7 @@ def test_a_case_that_fails_to_generate_or_save_is_counted_and_the_campaign_goes_
     third = json.loads(notes[1].read_text())
     saved = Case.load(out / harness.DIRECTORY / third["case_file"])
     assert saved.origin["index"] == 3 and "planted failure" in third["details"]
-    state = json.loads((out / campaign.STATE_FILE).read_text())
+    state = json.loads((out / STATE_FILE).read_text())
     assert state["below"] == 6  # harness errors are marked done: a resume does not loop on them
 
 
@@ -111,7 +119,7 @@ def test_every_worker_gone_is_one_line_and_exit_2(monkeypatch, tmp_path: Path) -
     def broken(*args):
         raise RuntimeError("planted: the worker loop itself is broken")
 
-    monkeypatch.setattr(campaign, "run_one", broken)
+    monkeypatch.setattr(local, "run_one", broken)
     result = CliRunner().invoke(main, ["run", "--device", "cpu", "--backend", "eager",
                                        "--cases", "5", "--workers", "2",
                                        "--out", str(tmp_path / "corpus")])
@@ -126,8 +134,8 @@ def test_every_worker_gone_is_one_line_and_exit_2(monkeypatch, tmp_path: Path) -
 
 
 def test_workers_are_recycled_by_count_and_memory_and_leave_nothing(tmp_path: Path) -> None:
-    settings = campaign.Settings(out=tmp_path, **EAGER)
-    _, task = campaign.make_case(settings, 0)
+    settings = campaign_settings(out=tmp_path, **EAGER)
+    _, task = make_case(settings, 0)
     fds_before = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").is_dir() else None
     runner = Runner("cpu", timeout=120, warmup=False, recycle=Recycle(cases=2, rss_bytes=None))
     pids, caches = [], []
@@ -136,7 +144,7 @@ def test_workers_are_recycled_by_count_and_memory_and_leave_nothing(tmp_path: Pa
             runner.start()
             pids.append(runner.worker.proc.pid)
             caches.append(runner.worker.cache)
-            assert runner.run(task)["verdict"]["kind"] in ("ok", "skip")
+            assert runner.run(task).verdict.kind in ("ok", "skip")
     finally:
         runner.close()
     assert pids[0] == pids[1] != pids[2] == pids[3] and runner.recycled == 2
@@ -177,7 +185,7 @@ def test_a_finding_that_fails_triage_is_a_harness_error_of_a_night_that_goes_on(
     for scale in (3.0, 5.0):  # two findings: the first fails in triage, the second goes through
         case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner, scale=scale)
         case.save(reports / "corpus" / case.file_name())
-    real = nightly.attribute
+    real = pipeline.attribute
     calls = []
 
     def attribute_once_broken(case, *args, **kwargs):
@@ -186,8 +194,8 @@ def test_a_finding_that_fails_triage_is_a_harness_error_of_a_night_that_goes_on(
             raise KeyError("planted triage bug")
         return real(case, *args, **kwargs)
 
-    monkeypatch.setattr(nightly, "attribute", attribute_once_broken)
-    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
+    monkeypatch.setattr(pipeline, "attribute", attribute_once_broken)
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
                              bisect=False, date="2030-02-01", dtypes=("float32",),
                              backend="eager", knobs=("emulate_precision_casts",))
     lines: list[str] = []
@@ -207,7 +215,7 @@ def test_a_finding_that_fails_triage_is_a_harness_error_of_a_night_that_goes_on(
 
 def test_a_clean_night_says_so(fake_runner, tmp_path: Path) -> None:
     reports = tmp_path / "reports"
-    settings = NightSettings(reports=reports, device="cpu", cases=2, seed=1, k=1,
+    settings = night_settings(reports=reports, device="cpu", cases=2, seed=1, k=1,
                              bisect=False, date="2030-02-02", dtypes=("float32",),
                              backend="eager")
     path = run_night(settings, log=lambda line: None,
@@ -222,13 +230,14 @@ def test_drafting_and_recheck_failures_are_counted(monkeypatch, fake_runner, tmp
     reports = tmp_path / "reports"
     case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
     case.save(reports / "corpus" / case.file_name())
-    target = "write_draft_for" if stage == "drafting" else "_recheck_one"
+    module, target = (pipeline, "write_draft_for") if stage == "drafting" else \
+        (recheck, "_recheck_one")
 
     def broken(*args, **kwargs):
         raise OSError(f"planted {stage} failure")
 
-    monkeypatch.setattr(nightly, target, broken)
-    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
+    monkeypatch.setattr(module, target, broken)
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
                              bisect=False, dtypes=("float32",), backend="eager",
                              knobs=("emulate_precision_casts",))
     pool = RunnerPool({"cpu": fake_runner}, warmup=False)
@@ -250,10 +259,10 @@ def test_a_finding_whose_triage_meets_the_deadline_waits_for_the_next_night(
     reports = tmp_path / "reports"
     case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
     case.save(reports / "corpus" / case.file_name())
-    real = nightly.attribute
-    monkeypatch.setattr(nightly, "attribute",
+    real = pipeline.attribute
+    monkeypatch.setattr(pipeline, "attribute",
                         lambda *args, **kwargs: real(*args, **{**kwargs, "stop": lambda: True}))
-    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
                              bisect=False, date="2030-02-05", dtypes=("float32",),
                              backend="eager")
     path = run_night(settings, log=lambda line: None,
@@ -261,7 +270,7 @@ def test_a_finding_whose_triage_meets_the_deadline_waits_for_the_next_night(
     night = latest_night(reports)
     assert night.backlog == 1 and night.harness_errors == 0
     assert "1 case files wait for the next night" in path.read_text()
-    with nightly.Store.in_reports(reports) as store:
+    with Store.in_reports(reports) as store:
         assert store.processed(night.id, case.file_name()) is None and not store.findings()
 
 
@@ -274,7 +283,7 @@ def test_a_hook_that_raises_is_a_harness_error_not_the_campaigns_end(tmp_path: P
         if len(seen) == 2:
             raise OSError(28, "No space left on device")
 
-    summary = campaign.run_campaign(campaign.Settings(out=tmp_path / "corpus", cases=4, **EAGER),
+    summary = run_campaign(campaign_settings(out=tmp_path / "corpus", cases=4, **EAGER),
                                     on_outcome=flaky_hook)
     assert summary.cases == 4 and len(seen) == 4 and summary.harness_errors == 1
     assert "reporting: OSError" in summary.harness_messages[0]
@@ -289,6 +298,7 @@ def test_a_case_the_soak_saved_as_a_harness_error_now_judges(fake_runner) -> Non
 
     case = Case.load(Path(__file__).parent / "data" / "harness_int_floordiv_compare.pt")
     assert case.origin["strategy"] == "integer" and "harness error" in case.verdict.message
-    case.backend = "eager"  # the judge is what failed; any backend reaches it
-    verdict, _ = replay_case(case, runner=fake_runner)
+    # the judge is what failed; any backend reaches it
+    case.recipe = case.recipe.with_knob(backend="eager")
+    verdict = replay_case(case, runner=fake_runner).verdict
     assert not harness.is_harness_error(verdict) and verdict.kind == "ok", verdict.summary()

@@ -16,7 +16,7 @@ from fuzzer.gen import edge, grammar, inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph, op_chain
-from fuzzer.judge import policy, rules
+from fuzzer.judge import rules, semantics
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -201,9 +201,9 @@ def run_eager(graph: Graph, seed: int = 0) -> tuple[list[torch.Tensor], dict[int
     outs = list(programs.model(*args))
     values = rules.float64_run(programs.trace, args)
     own = programs.trace(*args)
-    for found, out_id in zip(policy.heads(graph, values, own), graph.outputs):
+    for found, out_id in zip(semantics.heads(graph, values, own), graph.outputs):
         if found is not None:  # discrete head: one boundary distance per output element
-            assert found.ulps.shape == found.strong.shape == tuple(graph.node(out_id)["shape"])
+            assert found.ulps.shape == found.strong.shape == tuple(graph.node(out_id).shape)
             assert not torch.isnan(found.ulps).any()
     return outs, values
 
@@ -212,8 +212,8 @@ def assert_matches_ir(graph: Graph, outs: list[torch.Tensor]) -> None:
     assert len(outs) == len(graph.outputs)
     for out, node_id in zip(outs, graph.outputs):
         node = graph.node(node_id)
-        assert tuple(out.shape) == tuple(node["shape"]), (node["op"], out.shape, node["shape"])
-        assert str(out.dtype).removeprefix("torch.") == node["dtype"], node["op"]
+        assert tuple(out.shape) == tuple(node.shape), (node.op, out.shape, node.shape)
+        assert str(out.dtype).removeprefix("torch.") == node.dtype, node.op
 
 
 def test_op_table_covers_the_registry() -> None:
@@ -227,17 +227,17 @@ def test_every_op_renders_and_runs_eager(name: str, dtype: str) -> None:
         pytest.skip(f"eager has no {dtype} kernel for {name} (the grammar never draws it)")
     graph = build_single(name, dtype)
     if name != "input":
-        assert name in [graph.node(n)["op"] for n in graph.op_ids()]
+        assert name in [graph.node(n).op for n in graph.op_ids()]
         assert ops.REGISTRY[name].render(
-            [graph.var(i) for i in graph.node(graph.outputs[0])["inputs"]],
-            graph.node(graph.outputs[0])["attrs"]) in render.render_model(graph)
+            [graph.var(i) for i in graph.node(graph.outputs[0]).inputs],
+            graph.node(graph.outputs[0]).attrs) in render.render_model(graph)
     outs, values = run_eager(graph)
     assert_matches_ir(graph, outs)
     # The float64 twin computes the same shapes, in float64 wherever the model computes floats.
     for node_id in graph.order():
         value = values[node_id]
-        assert tuple(value.shape) == tuple(graph.node(node_id)["shape"])
-        if graph.node(node_id)["dtype"] in ops.FLOAT_DTYPES:
+        assert tuple(value.shape) == tuple(graph.node(node_id).shape)
+        if graph.node(node_id).dtype in ops.FLOAT_DTYPES:
             assert value.dtype == torch.float64
 
 
@@ -330,9 +330,9 @@ def test_random_graphs_are_valid_and_run_eager(which: str, dtype: str) -> None:
         elif which == "attention":
             assert "linear" in names and "split_heads" in names
         for node_id in graph.input_ids():
-            assert graph.node(node_id)["dtype"] in (dtype, "bool")
+            assert graph.node(node_id).dtype in (dtype, "bool")
         for out in graph.outputs:
-            assert graph.node(out)["dtype"] in (dtype, *ops.DISCRETE_DTYPES)
+            assert graph.node(out).dtype in (dtype, *ops.DISCRETE_DTYPES)
         outs, _ = run_eager(graph, seed)
         assert_matches_ir(graph, outs)
         digests.add(graph.digest())
@@ -356,8 +356,8 @@ def test_input_draws_are_reproducible_and_cover_magnitudes() -> None:
         assert a.keys() == b.keys()
         assert all(torch.equal(a[k], b[k]) for k in a)
     # Weights are shared across draws; activations are not.
-    x = str(next(n for n in graph.input_ids() if graph.node(n)["attrs"]["role"] == "x"))
-    w = str(next(n for n in graph.input_ids() if graph.node(n)["attrs"]["role"] == "w"))
+    x = str(next(n for n in graph.input_ids() if graph.node(n).attrs["role"] == "x"))
+    w = str(next(n for n in graph.input_ids() if graph.node(n).attrs["role"] == "w"))
     assert torch.equal(first[0][1][w], first[1][1][w])
     assert not torch.equal(first[0][1][x], first[1][1][x])
     # Inputs are finite in the working dtype, even the "large" class.

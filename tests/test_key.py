@@ -11,6 +11,7 @@ import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
+from fuzzer.execute.recipe import Recipe
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge import oracle, rules
@@ -77,21 +78,21 @@ def _erf_case() -> Case:
     x = b.input((2, 8))
     b.graph.outputs = [b.op("e8m0", b.op("erf", b.op("mul_scalar", x, value=0.5)), eps=1e-30)]
     return Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]),
-                backend="tests.fakes:erf_quarter")
+                recipe=Recipe("tests.fakes:erf_quarter"))
 
 
 def test_repro_exit_status_equals_the_oracles_verdict(fake_runner, tmp_path: Path) -> None:
     """The repro embeds the rules verbatim and answers 1 exactly where the oracle sees the
     case's divergence, 0 where it does not, 2 where it cannot run."""
     case = _erf_case()
-    case.verdict, _ = replay_case(case, runner=fake_runner)
+    case.verdict = replay_case(case, runner=fake_runner).verdict
     assert case.verdict.kind == "int-flip", case.verdict.summary()
     repro = write_repro(case, tmp_path / "flip")
     assert rules.embedded_source() in repro.read_text()
     assert run_repro(repro).returncode == 1
     for backend in ("eager", "tests.fakes:inject_inf"):  # no flip: the oracle agrees it is gone
-        other = Case(graph=case.graph, inputs=case.inputs, backend=backend)
-        seen, _ = replay_case(other, runner=fake_runner)
+        other = Case(graph=case.graph, inputs=case.inputs, recipe=Recipe(backend))
+        seen = replay_case(other, runner=fake_runner).verdict
         text = repro.read_text().replace("from tests.fakes import erf_quarter as BACKEND",
                                          f"BACKEND = {backend!r}" if ":" not in backend else
                                          "from tests.fakes import inject_inf as BACKEND")

@@ -4,12 +4,14 @@ the rules that must live in one place do."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
 import pytest
 
 import fuzzer
+from fuzzer.judge.kinds import Kind
 
 PACKAGE = Path(fuzzer.__file__).resolve().parent
 BASE = ("fuzzer", "fuzzer.errors")  # below every stage: the version, the stage list, user errors
@@ -91,6 +93,15 @@ def test_every_subpackage_says_what_it_owns_and_may_import() -> None:
         assert doc and "import" in doc.lower(), stage
 
 
+def test_every_subpackage_names_each_of_its_modules() -> None:
+    """A stage's docstring describes the code as it is: each module of it named (``name``)."""
+    for stage in fuzzer.STAGES:
+        doc = ast.get_docstring(ast.parse((PACKAGE / stage / "__init__.py").read_text()))
+        missing = [p.stem for p in (PACKAGE / stage).glob("*.py")
+                   if p.stem != "__init__" and f"``{p.stem}``" not in doc]
+        assert not missing, (stage, missing)
+
+
 @pytest.mark.parametrize("call", ["os.replace(", ".write_text(", "os.fsync("])
 def test_files_are_written_in_one_place(call: str) -> None:
     """Atomic writes live in ``corpus/files.py``; nothing else writes a file by hand."""
@@ -110,7 +121,39 @@ def test_divergence_rules_are_not_written_twice() -> None:
 
 
 def test_harness_errors_are_recognised_in_one_place() -> None:
-    """Whether a verdict is numfuzz's own failure is ``corpus.harness.is_harness_error``."""
+    """Whether a verdict is numfuzz's own failure is ``campaign.harness.is_harness_error``."""
     for module, path in MODULES.items():
-        if module != "fuzzer.corpus.harness":
+        if module != "fuzzer.campaign.harness":
             assert "startswith(HARNESS_ERROR)" not in path.read_text(), module
+
+
+def test_the_shrinker_knows_nothing_of_execution() -> None:
+    """``reduce.shrinker`` takes any predicate: it imports nothing of execution, and nothing it
+    reaches starts or pools workers."""
+    graph = import_graph()
+    direct = [m for m in graph.successors("fuzzer.reduce.shrinker")
+              if m.startswith("fuzzer.execute.")]
+    reached = nx.descendants(graph, "fuzzer.reduce.shrinker")
+    assert not direct and not reached & {"fuzzer.execute.workers", "fuzzer.execute.pool"}, \
+        (direct, sorted(reached))
+
+
+KINDS = "|".join(re.escape(k.value) for k in Kind)
+KIND_SPELLED = re.compile(rf"""kind\s*(==|!=)\s*["']({KINDS})["']"""
+                          rf"""|kind\s+(not\s+)?in\s+\(["']({KINDS})["']""")
+
+
+def test_verdict_kinds_are_named_not_spelled() -> None:
+    """Outside the judge, a kind is ``Kind.INT_FLIP``, never the string ``"int-flip"``."""
+    spelled = [f"{m}: {line.strip()}" for m, p in MODULES.items() if not m.startswith(
+        "fuzzer.judge.") and m != "fuzzer.reduce.repro"  # repro.py's own text knows no numfuzz
+        for line in p.read_text().splitlines() if KIND_SPELLED.search(line)]
+    assert not spelled, "\n".join(spelled)
+
+
+def test_fresh_compiles_are_spelled_once() -> None:
+    """"No cache hits" is ``execute.recipe`` (``Recipe.fresh``, ``FRESH_ENV``); the config
+    allowlist names the option too."""
+    spelling = re.compile(r"force_disable_caches|FORCE_DISABLE_CACHES")
+    found = [m for m, p in MODULES.items() if spelling.search(p.read_text())]
+    assert sorted(found) == ["fuzzer.execute.config", "fuzzer.execute.recipe"], found

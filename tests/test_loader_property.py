@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from fuzzer.corpus.case import Case, CaseError  # noqa: E402
+from fuzzer.execute.recipe import Recipe  # noqa: E402
 from fuzzer.gen import inputs  # noqa: E402
 from fuzzer.gen.grammar import Builder  # noqa: E402
 from fuzzer.ir import render  # noqa: E402
@@ -53,7 +54,7 @@ def base_case() -> Case:
     head = b.op("quant_int8", h, scale=0.1, zero_point=0)
     b.graph.outputs = [head, h]
     case = Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]),
-                config={"emulate_precision_casts": True}, origin={"index": 1})
+                recipe=Recipe(config={"emulate_precision_casts": True}), origin={"index": 1})
     e = torch.tensor([1, 2, 3], dtype=torch.int8)
     far = Head(torch.zeros(3).double(), torch.ones(3).double(), torch.zeros(3).double(),
                torch.ones(3, dtype=torch.bool))

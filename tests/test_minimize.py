@@ -13,16 +13,13 @@ import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
+from fuzzer.execute.recipe import Recipe
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
-from fuzzer.reduce.minimize import (
-    NotReproducible,
-    Shrinker,
-    mantissa_bits,
-    minimize,
-    size_key,
-)
+from fuzzer.reduce.minimize import NotReproducible, Oracle, minimize
 from fuzzer.reduce.repro import write_repro
+from fuzzer.reduce.shrinker import Shrinker
+from fuzzer.reduce.size import mantissa_bits, size_key
 from tests.conftest import minimized, run_repro
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +38,8 @@ def erf_saturation_case(backend: str = "tests.fakes:erf_quarter") -> Case:
     head = b.op("e8m0", b.op("erf", b.op("mul_scalar", h, value=1.0)), eps=1e-30)
     other = b.op("gt_scalar", side, value=0.5)
     b.graph.outputs = [head, other]
-    return Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]), backend=backend)
+    return Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]),
+                recipe=Recipe(backend))
 
 
 def exp_chain_case() -> Case:
@@ -52,11 +50,11 @@ def exp_chain_case() -> Case:
     h = b.op("mul_scalar", b.op("exp", b.op("add_scalar", h, value=1.5)), value=0.5)
     b.graph.outputs = [h]
     return Case(graph=b.graph, inputs=dict(inputs.draws(b.graph, 0, 1)[0][1]),
-                backend="tests.fakes:exp_overflow")
+                recipe=Recipe("tests.fakes:exp_overflow"))
 
 
 def with_verdict(case: Case, runner) -> Case:
-    case.verdict, _ = replay_case(case, runner=runner)
+    case.verdict = replay_case(case, runner=runner).verdict
     assert case.verdict.is_finding, case.verdict.summary()
     return case
 
@@ -86,16 +84,16 @@ def test_planted_nonfinite_shrinks_to_exp(fake_runner, tmp_path):
 
 def test_a_candidate_is_adopted_only_when_smaller_in_the_total_order(fake_runner):
     case = with_verdict(erf_saturation_case(), fake_runner)
-    shrinker = Shrinker(case, fake_runner)
+    shrinker = Shrinker(case, Oracle(case.verdict, fake_runner))
     same_size = erf_saturation_case()
     bigger = erf_saturation_case()
     bigger.graph.outputs.append(bigger.graph.op_ids()[2])
     for candidate in (bigger, same_size):
-        assert shrinker.test(candidate) is False
+        assert shrinker.consider(candidate) is False
     assert shrinker.calls == 0 and shrinker.best is case  # never even run
     assert size_key(case) > size_key(shrinker._cut(case.graph.op_ids()[:1]))
     rounded = Case(graph=case.graph, inputs={k: v.round() for k, v in case.inputs.items()},
-                   backend=case.backend)
+                   recipe=case.recipe)
     assert size_key(rounded) < size_key(case)  # same ops and elements, fewer digits
     assert mantissa_bits(torch.tensor([0.0, 1.0, -2.0, 0.75, 1.5])) == 2
     assert mantissa_bits(torch.tensor([0.1])) > 20
@@ -103,11 +101,11 @@ def test_a_candidate_is_adopted_only_when_smaller_in_the_total_order(fake_runner
 
 def test_repeated_candidate_is_a_cache_hit_not_an_oracle_call(fake_runner):
     case = with_verdict(erf_saturation_case(), fake_runner)
-    shrinker = Shrinker(case, fake_runner)
-    culprit = case.graph.node(case.graph.outputs[0])["inputs"][0]  # the planted erf
-    first = shrinker.test(shrinker._cut([culprit]))  # its eager value: no divergence left
+    shrinker = Shrinker(case, Oracle(case.verdict, fake_runner))
+    culprit = case.graph.node(case.graph.outputs[0]).inputs[0]  # the planted erf
+    first = shrinker.consider(shrinker._cut([culprit]))  # its eager value: no divergence left
     calls = shrinker.calls
-    again = shrinker.test(shrinker._cut([culprit]))
+    again = shrinker.consider(shrinker._cut([culprit]))
     assert shrinker.calls == calls and shrinker.hits == 1
     assert again is False  # seen before: never progress twice, so the fixpoint terminates
     assert first is False and shrinker.best is case
@@ -115,14 +113,15 @@ def test_repeated_candidate_is_a_cache_hit_not_an_oracle_call(fake_runner):
 
 def test_a_candidate_that_diverges_differently_is_saved_as_a_slip(fake_runner, tmp_path):
     case = with_verdict(erf_saturation_case(), fake_runner)
-    shrinker = Shrinker(case, fake_runner, corpus=tmp_path)
+    oracle = Oracle(case.verdict, fake_runner, corpus=tmp_path)
+    shrinker = Shrinker(case, oracle)
     slip = erf_saturation_case(backend="tests.fakes:inject_inf")
     slip.graph.outputs = [slip.graph.op_ids()[2]]  # a float output for the planted inf
     slip.graph.remove_dead()  # smaller than the case, so it is run at all
-    assert shrinker.test(slip) is False
+    assert shrinker.consider(slip) is False
     assert shrinker.best is case
-    assert len(shrinker.slips) == 1
-    saved = Case.load(shrinker.slips[0])
+    assert len(oracle.slips) == 1
+    saved = Case.load(oracle.slips[0])
     assert saved.verdict.kind == "nonfinite"
     assert saved.origin["slipped_from"] == "int-flip"
 
@@ -140,7 +139,7 @@ def test_flaky_case_is_refused_with_a_clear_message(fake_runner):
 
 def test_case_that_no_longer_reproduces_is_refused(fake_runner):
     case = with_verdict(erf_saturation_case(), fake_runner)
-    case.backend = "eager"  # "fixed": the compiled result now matches
+    case.recipe = case.recipe.with_knob(backend="eager")  # "fixed": compiled now matches
     with pytest.raises(NotReproducible, match="does not reproduce: 0/3"):
         minimize(case, fake_runner)
 

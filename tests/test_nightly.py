@@ -16,12 +16,16 @@ import torch
 from click.testing import CliRunner
 
 from fuzzer.cli import main
+from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import Runner
-from fuzzer.report.nightly import NightSettings, finding_for, recheck, run_night
+from fuzzer.report.night import NightSettings
+from fuzzer.report.nightly import run_night
+from fuzzer.report.pipeline import finding_for
+from fuzzer.report.recheck import recheck
 from fuzzer.report.store import Store
 from fuzzer.triage import known
-from fuzzer.triage.attribute import RunnerPool
 from tests import triage_fakes as tf
+from tests.conftest import night_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = {
@@ -175,7 +179,7 @@ def _seed_corpus(runner, corpus: Path, backend: str, graphs) -> None:
 
 def erf_night(reports: Path, date: str, runner) -> tuple[NightSettings, RunnerPool, list[str]]:
     """One short night whose own campaign compiles with the planted erf_quarter backend."""
-    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=60,
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=60,
                              bisect=False, date=date, grammar="vision", dtypes=("float32",),
                              backend="tests.fakes:erf_quarter")
     pool = RunnerPool({"cpu": runner}, warmup=False)
@@ -259,7 +263,7 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     seeded_case(inductor_runner, (0.5002, 0.25, 0.70001, 0.50003), corpus)
     no_known = tmp_path / "no-known.toml"  # drafted here; the packaged file is checked below
     no_known.write_text("")
-    settings = NightSettings(reports=reports, device="cpu", cases=1, seed=7, k=2, max_calls=6,
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=7, k=2, max_calls=6,
                              max_findings=1, bisect=False, date="2030-01-01", grammar="vision",
                              dtypes=("float32",), known_file=no_known)
     pool = RunnerPool({"cpu": inductor_runner})

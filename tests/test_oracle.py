@@ -9,6 +9,7 @@ import random
 import pytest
 import torch
 
+from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
@@ -218,13 +219,13 @@ def planted_task(backend: str) -> Task:
     graph = planted_graph()
     draws = inputs.draws(graph, 4, 2)  # magnitudes "normal" and "large"
     assert [m for m, _ in draws] == ["normal", "large"]
-    return Task(graph=graph.to_dict(), draws=[draws[0][1]], magnitudes=["normal"],
-                backend=backend, keep_outputs=True)
+    return Task(graph=graph, draws=[draws[0][1]], magnitudes=["normal"],
+                recipe=Recipe(backend), keep_outputs=True)
 
 
 def test_worker_uint8_plus_one_is_an_int_flip(fake_runner) -> None:
     result = fake_runner.run(planted_task("tests.fakes:uint8_plus_one"))
-    verdict = Verdict.from_dict(result["verdict"])
+    verdict = result.verdict
     assert verdict.kind == "int-flip", verdict.summary()
     assert verdict.output == 0 and verdict.node == planted_graph().outputs[0]
     d = verdict.outputs[0].details
@@ -233,12 +234,12 @@ def test_worker_uint8_plus_one_is_an_int_flip(fake_runner) -> None:
     assert d["elements"][0]["index"] == [0, 0] and d["elements"][0]["ulps"] > 0
     assert verdict.outputs[1].kind == "ok"  # the float output was left alone
     assert verdict.draw == 0 and verdict.magnitude == "normal"
-    outs = result["outputs"]
+    outs = result.outputs
     assert int(outs["compiled"][0][0, 0]) == int(outs["eager"][0][0, 0]) + 1
 
 
 def test_worker_injected_inf_is_nonfinite(fake_runner) -> None:
-    verdict = Verdict.from_dict(fake_runner.run(planted_task("tests.fakes:inject_inf"))["verdict"])
+    verdict = fake_runner.run(planted_task("tests.fakes:inject_inf")).verdict
     assert verdict.kind == "nonfinite", verdict.summary()
     assert verdict.output == 1
     assert verdict.outputs[1].details["elements"][0]["compiled"] == math.inf
@@ -246,17 +247,16 @@ def test_worker_injected_inf_is_nonfinite(fake_runner) -> None:
 
 
 def test_worker_exp_overflow_is_nonfinite(fake_runner) -> None:
-    verdict = Verdict.from_dict(
-        fake_runner.run(planted_task("tests.fakes:exp_overflow"))["verdict"])
+    verdict = fake_runner.run(planted_task("tests.fakes:exp_overflow")).verdict
     assert verdict.kind == "nonfinite" and verdict.output == 1
     assert verdict.outputs[1].details["count"] > 1  # every exp input above 1
 
 
 def test_worker_more_accurate_compiled_is_no_finding(fake_runner) -> None:
     result = fake_runner.run(planted_task("tests.fakes:more_accurate"))
-    verdict = Verdict.from_dict(result["verdict"])
+    verdict = result.verdict
     assert verdict.kind in ("ok", "benign") and not verdict.is_finding, verdict.summary()
-    outs = result["outputs"]
+    outs = result.outputs
     # Not vacuous: compiled really differs from eager (it rounds once, eager after every op) ...
     assert not torch.equal(outs["compiled"][1], outs["eager"][1])
     # ... and is at least as close to float64.
@@ -268,7 +268,7 @@ def test_worker_more_accurate_compiled_is_no_finding(fake_runner) -> None:
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_worker_faithful_backends_are_ok(fake_runner, backend: str) -> None:
-    verdict = Verdict.from_dict(fake_runner.run(planted_task(backend))["verdict"])
+    verdict = fake_runner.run(planted_task(backend)).verdict
     assert verdict.kind == "ok" and [o.kind for o in verdict.outputs] == ["ok", "ok"]
 
 
@@ -285,7 +285,7 @@ def test_nan_converted_to_an_integer_is_not_compared() -> None:
 
 def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
     from fuzzer.execute.runner import Programs
-    from fuzzer.judge import policy
+    from fuzzer.judge import semantics
     from fuzzer.judge.rules import float64_run
 
     b = Builder(random.Random(0), "float32")
@@ -299,7 +299,7 @@ def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
     programs = Programs.build(b.graph)
     x_value = torch.tensor([[1.0, -1.0, 4.0], [-2.0, 9.0, 20000.0]], dtype=torch.float64)
     values = float64_run(programs.trace, [x_value])
-    cast_mask, head_mask, index_mask, float_mask = policy.undefined_elements(b.graph, values)
+    cast_mask, head_mask, index_mask, float_mask = semantics.undefined_elements(b.graph, values)
     assert cast_mask.tolist() == [[False, True, False], [True, False, True]]  # NaN; sqrt(2e4) > 127
     assert head_mask.tolist() == [[False, True, False], [True, False, False]]  # clamped: NaN only
     assert bool(index_mask.all()) and float_mask is None
@@ -307,7 +307,7 @@ def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
 
 def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
     from fuzzer.execute.runner import Programs
-    from fuzzer.judge import policy
+    from fuzzer.judge import semantics
     from fuzzer.judge.rules import float64_run
 
     b = Builder(random.Random(0), "float32")
@@ -317,7 +317,7 @@ def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
     programs = Programs.build(b.graph)
     x_value = torch.tensor([2.0, 2.5, 3.0 - 2.0 ** -20], dtype=torch.float64)
     values = float64_run(programs.trace, [x_value])
-    (found,) = policy.heads(b.graph, values, values)
+    (found,) = semantics.heads(b.graph, values, values)
     ulps = found.ulps
     assert ulps[0] == 0 and ulps[1] > 1e5 and 1 <= ulps[2] <= 8
 
@@ -421,22 +421,22 @@ def test_a_head_fed_by_a_float_step_is_measured_where_the_step_jumps() -> None:
     """sign(ceil(x)): ceil's output is an integer, always whole ulps from sign's boundary at 0;
     the flip can only happen where x crosses an integer, so that is where float64 is measured."""
     from fuzzer.ir import ops
-    from fuzzer.judge import policy
+    from fuzzer.judge import semantics
 
     b = Builder(random.Random(0), "float32")
     x = b.input((3,))
     step = b.op("ceil", x)
     b.graph.outputs = [b.op("sign_int8", step)]
-    at, boundary = policy.evidence_source(b.graph, b.graph.outputs[0])
+    at, boundary = semantics.evidence_source(b.graph, b.graph.outputs[0])
     assert (at, boundary) == (step, ops.to_int_boundary)
     values = torch.tensor([-0.9999999, 0.25, 3.0000002], dtype=torch.float64)
     fp64 = {x: values, step: torch.ceil(values)}
-    (head_,) = policy.heads(b.graph, fp64, {x: values.float(), step: torch.ceil(values).float()})
+    (head_,) = semantics.heads(b.graph, fp64, {x: values.float(), step: torch.ceil(values).float()})
     assert torch.allclose(head_.x, values)  # ceil's input, not its integer output
     assert float(head_.ulps[1]) > 1e6 and float(head_.ulps[0]) < 2
     divided = b.op("truncdiv_scalar", x, value=0.3)
     b.graph.outputs = [b.op("e8m0", divided, eps=1e-12)]
-    assert policy.evidence_source(b.graph, b.graph.outputs[0]) == (divided,
+    assert semantics.evidence_source(b.graph, b.graph.outputs[0]) == (divided,
                                                                    ops.multiple_boundary)
     assert float(ops.multiple_boundary([torch.tensor([0.62], dtype=torch.float64)],
                                        {"value": 0.3})[0]) == 0.6
@@ -446,7 +446,7 @@ def test_a_float_step_further_up_on_a_tie_makes_no_flip_strong() -> None:
     """e8m0(silu(round(x / 0.3))): the head input is far from any power of two, but where
     x / 0.3 sits within eager's noise of a half-integer compiled's round may jump, and silu
     carries the jump down to the head. One such element anywhere is enough."""
-    from fuzzer.judge import policy
+    from fuzzer.judge import semantics
 
     b = Builder(random.Random(0), "float32")
     x = b.input((3,))
@@ -454,13 +454,13 @@ def test_a_float_step_further_up_on_a_tie_makes_no_flip_strong() -> None:
     step = b.op("round", scaled)
     smooth = b.op("silu", step)
     b.graph.outputs = [b.op("e8m0", smooth, eps=1.0)]
-    assert policy.upstream_steps(b.graph, b.graph.outputs[0]) == [step]
+    assert semantics.upstream_steps(b.graph, b.graph.outputs[0]) == [step]
 
     def heads_for(values: torch.Tensor) -> Head:
         fp64 = {x: values * 0.3, scaled: values, step: values.round()}
         fp64[smooth] = torch.nn.functional.silu(fp64[step])
         eager = {k: v.float() for k, v in fp64.items()}
-        (found,) = policy.heads(b.graph, fp64, eager)
+        (found,) = semantics.heads(b.graph, fp64, eager)
         return found
 
     clear = heads_for(torch.tensor([1.2, 2.1, 3.3], dtype=torch.float64))

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from fuzzer.corpus.replay import task_for
 from fuzzer.judge.oracle import Verdict
 from fuzzer.user.capture import capture_file
 
@@ -43,13 +42,13 @@ def further(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor) -> i
 
 def judged(path: Path, runner) -> tuple[Verdict, list[int]]:
     case = capture_file(path).case("cpu")
-    task = task_for(case, keep_outputs=True)
+    task = case.task(keep_outputs=True)
     task.model_file, task.seed = str(path.resolve()), 0
     result = runner.run(task)
-    outs = result.get("outputs", {})
+    outs = result.outputs
     counts = [further(e, c, r) for e, c, r in
               zip(outs.get("eager", []), outs.get("compiled", []), outs.get("fp64", []))]
-    return Verdict.from_dict(result["verdict"]), counts
+    return result.verdict, counts
 
 
 @pytest.mark.inductor

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from fuzzer.corpus import campaign
+from fuzzer.campaign.local import run_campaign
+from fuzzer.campaign.settings import case_seed, make_case
 from fuzzer.corpus.case import Case
 from fuzzer.errors import InputError
 from fuzzer.execute.runner import Task
@@ -23,6 +24,7 @@ from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.oracle import Verdict
+from tests.conftest import campaign_settings
 
 FLOATS = (torch.float32, torch.bfloat16, torch.float16)
 
@@ -127,7 +129,7 @@ def _graphs(name: str, count: int = 60) -> list[Graph]:
 
 
 def _inputs_dtypes(graph: Graph) -> set[str]:
-    return {graph.node(n)["dtype"] for n in graph.input_ids()}
+    return {graph.node(n).dtype for n in graph.input_ids()}
 
 
 def test_integer_strategy_builds_integer_and_bool_programs() -> None:
@@ -139,13 +141,13 @@ def test_integer_strategy_builds_integer_and_bool_programs() -> None:
     ops_seen = Counter(op for g in graphs for op in g.op_names())
     for wanted in ("remainder", "shl_scalar", "arange_mul", "cast", "where", "mul"):
         assert any(op == wanted for op in ops_seen), wanted
-    out_dtypes = {g.node(o)["dtype"] for g in graphs for o in g.outputs}
+    out_dtypes = {g.node(o).dtype for g in graphs for o in g.outputs}
     assert {"int64", "bool"} <= out_dtypes and out_dtypes & set(ops.FLOAT_DTYPES)
 
 
 def test_shapes_strategy_draws_empty_unit_scalar_long_and_strided_inputs() -> None:
     graphs = _graphs("shapes", 120)
-    shapes = [g.node(n)["shape"] for g in graphs for n in g.input_ids()]
+    shapes = [g.node(n).shape for g in graphs for n in g.input_ids()]
     assert any(0 in s for s in shapes) and any(s == () for s in shapes)
     assert any(s and all(d == 1 for d in s) for s in shapes)
     assert any(math.prod(s) > 4096 for s in shapes)  # long enough to split the reduction
@@ -179,8 +181,8 @@ def test_cast_roundtrip_is_its_own_strategy() -> None:
 
 def test_strategy_choice_is_deterministic_and_follows_the_weights() -> None:
     weights = strategy.parse_weights(["integer=2", "shapes=0"])
-    picks = Counter(strategy.choose(campaign.case_seed(3, i), weights).name for i in range(3000))
-    assert picks == Counter(strategy.choose(campaign.case_seed(3, i), weights).name
+    picks = Counter(strategy.choose(case_seed(3, i), weights).name for i in range(3000))
+    assert picks == Counter(strategy.choose(case_seed(3, i), weights).name
                             for i in range(3000))
     assert "shapes" not in picks and picks["cast-roundtrip"] > 0
     total = sum(w for w in weights.values())
@@ -201,15 +203,15 @@ def test_bad_strategy_weights_are_one_line_errors(bad: str) -> None:
 
 
 def test_cases_record_their_strategy_and_draw_domains() -> None:
-    settings = campaign.Settings(out=Path("unused"), seed=5, draws=4)
+    settings = campaign_settings(out=Path("unused"), seed=5, draws=4)
     for index in range(200):
-        case, task = campaign.make_case(settings, index)
+        case, task = make_case(settings, index)
         picked = strategy.STRATEGIES[case.origin["strategy"]]
         assert set(task.magnitudes) <= set(picked.cycle)
         for draw in task.draws:  # every draw can become a case file (a digest, a name)
             Case(graph=case.graph, inputs=draw).digest()
         if index < 30:
-            again, _ = campaign.make_case(settings, index)
+            again, _ = make_case(settings, index)
             assert again.graph.to_dict() == case.graph.to_dict()
 
 
@@ -287,15 +289,15 @@ def test_every_new_op_renders_runs_eager_compiles_and_replays(inductor_runner: R
     for name, graph in _vocabulary_graphs().items():
         covered |= set(graph.op_names())
         draws = inputs.draws(graph, 1, 1, ("normal",))
-        task = Task(graph=graph.to_dict(), draws=[d for _, d in draws], magnitudes=["normal"])
-        verdict = Verdict.from_dict(inductor_runner.run(task)["verdict"])
+        task = Task(graph=graph, draws=[d for _, d in draws], magnitudes=["normal"])
+        verdict = inductor_runner.run(task).verdict
         assert verdict.kind not in ("crash", "skip", "timeout"), (name, verdict.summary())
         case = Case(graph=graph, inputs=draws[0][1], verdict=verdict)
         path = case.save(tmp_path / f"{name}.pt")
         back = Case.load(path)
         assert back.digest() == case.digest() and back.graph.to_dict() == graph.to_dict()
-        again = Task(graph=back.graph.to_dict(), draws=[back.inputs], magnitudes=["normal"])
-        assert Verdict.from_dict(inductor_runner.run(again)["verdict"]).kind == verdict.kind
+        again = Task(graph=back.graph, draws=[back.inputs], magnitudes=["normal"])
+        assert inductor_runner.run(again).verdict.kind == verdict.kind
     typed_by_torch = {n for n, s in ops.REGISTRY.items()  # every op whose dtype torch decides
                       if (s.infer is not None or s.edges is not None) and n != "call"}
     assert typed_by_torch <= covered, sorted(typed_by_torch - covered)
@@ -305,9 +307,9 @@ def test_every_new_op_renders_runs_eager_compiles_and_replays(inductor_runner: R
 
 
 def _campaign(out: Path, backend: str, cases: int, seed: int) -> list[Case]:
-    settings = campaign.Settings(out=out, cases=cases, seed=seed, backend=backend, draws=4,
+    settings = campaign_settings(out=out, cases=cases, seed=seed, backend=backend, draws=4,
                                  timeout=60, dtypes=("float32", "bfloat16", "float16"))
-    campaign.run_campaign(settings)
+    run_campaign(settings)
     return [Case.load(p) for p in sorted(out.glob("*.pt"))]
 
 
@@ -405,7 +407,6 @@ def test_a_case_file_cannot_make_a_factory_allocate_without_bound(attrs: dict) -
 def test_a_float_step_reading_an_input_is_the_cause_core() -> None:
     """sign(x // 0.1): the floor division is the computation, so it names the cause (and the
     float-floor-division entry matches it); e8m0(x) has no computation but its own kernel."""
-    from fuzzer.judge.oracle import Verdict
     from fuzzer.triage.signature import float_core
 
     b = Builder(random.Random(0), "float32")

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
-from fuzzer.corpus import campaign
+from fuzzer.campaign.local import run_campaign
+from fuzzer.campaign.loop import Outcome, Summary
+from fuzzer.campaign.settings import make_case
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.errors import CaseError
@@ -21,7 +24,7 @@ from fuzzer.execute.surface import Surface
 from fuzzer.gen.strategy import for_training
 from fuzzer.judge import rules
 from fuzzer.reduce.repro import write_repro
-from tests.conftest import minimized, run_repro
+from tests.conftest import campaign_settings, minimized, run_repro
 
 
 def numfuzz(*args: str) -> subprocess.CompletedProcess:
@@ -52,14 +55,14 @@ def test_the_surface_decides_the_compile_arguments_and_refuses_what_cannot_apply
 
 def test_a_case_keeps_its_surface_and_only_a_non_default_one_changes_its_digest(
         tmp_path: Path) -> None:
-    case, task = campaign.make_case(campaign.Settings(out=tmp_path, seed=8), 0)
+    case, task = make_case(campaign_settings(out=tmp_path, seed=8), 0)
     case.inputs = task.draws[0]
     plain = case.digest()
-    case.surface = Surface(dynamic=True).to_dict()
+    case.recipe = replace(case.recipe, surface=Surface(dynamic=True))
     assert case.digest() != plain
     loaded = Case.load(case.save(tmp_path / "c.pt"))
-    assert loaded.compile_surface == Surface(dynamic=True) and loaded.digest() == case.digest()
-    case.surface = Surface().to_dict()
+    assert loaded.recipe.surface == Surface(dynamic=True) and loaded.digest() == case.digest()
+    case.recipe = replace(case.recipe, surface=Surface())
     assert case.digest() == plain  # older case files keep their names
 
 
@@ -72,10 +75,10 @@ def test_the_run_task_compiles_with_the_tasks_surface(monkeypatch, tmp_path: Pat
         return real(model, **kwargs)
 
     monkeypatch.setattr(torch, "compile", recording)
-    s = campaign.Settings(out=tmp_path, seed=8, draws=1, backend="eager", dtypes=("float32",),
+    s = campaign_settings(out=tmp_path, seed=8, draws=1, backend="eager", dtypes=("float32",),
                           surface={"dynamic": True, "mode": "max-autotune-no-cudagraphs"})
-    case, task = campaign.make_case(s, 1)
-    assert task.surface == case.surface == s.surface
+    case, task = make_case(s, 1)
+    assert task.recipe == case.recipe == s.recipe
     runner_module.run_task(task)
     assert seen == [{"dynamic": True, "mode": "max-autotune-no-cudagraphs", "fullgraph": True}]
 
@@ -103,17 +106,17 @@ def test_forward_backward_gives_outputs_then_each_float_inputs_gradient() -> Non
 
 
 def test_training_keeps_the_float_under_each_head_as_an_output(tmp_path: Path) -> None:
-    s = campaign.Settings(out=tmp_path, seed=8, dtypes=("float32",), surface={"training": True})
-    case, _ = campaign.make_case(s, 0)
+    s = campaign_settings(out=tmp_path, seed=8, dtypes=("float32",), surface={"training": True})
+    case, _ = make_case(s, 0)
     graph = case.graph
-    assert any(graph.node(o)["dtype"] == "float32" for o in graph.outputs)
+    assert any(graph.node(o).dtype == "float32" for o in graph.outputs)
     assert for_training(graph).outputs == graph.outputs  # already there: nothing added twice
 
 
 def test_a_backward_only_divergence_is_found_with_training_and_minimized(
         fake_runner, tmp_path: Path) -> None:
-    def run(out: Path, surface: dict) -> campaign.Summary:
-        return campaign.run_campaign(campaign.Settings(
+    def run(out: Path, surface: dict) -> Summary:
+        return run_campaign(campaign_settings(
             out=out, cases=3, seed=8, draws=1, dtypes=("float32",), surface=surface,
             backend="tests.fakes:scaled_gradients", timeout=60))
 
@@ -121,29 +124,29 @@ def test_a_backward_only_divergence_is_found_with_training_and_minimized(
     found = run(tmp_path / "training", {"training": True})
     assert found.findings.get("accuracy")
     case = Case.load(sorted((tmp_path / "training").glob("accuracy-*.pt"))[0])
-    assert case.compile_surface.training and "the gradient of input node" in case.verdict.summary()
+    assert case.recipe.surface.training and "the gradient of input node" in case.verdict.summary()
     result = minimized(case, fake_runner, tmp_path, k=2, max_calls=80)
     assert result.reliability == (2, 2) and result.final_ops <= 2
-    assert result.case.compile_surface.training
+    assert result.case.recipe.surface.training
     assert "the gradient of" in result.case.verdict.summary()
 
 
 def test_a_dynamic_shape_divergence_survives_replay_minimize_and_repro(
         fake_runner, tmp_path: Path) -> None:
-    s = campaign.Settings(out=tmp_path / "corpus", cases=3, seed=8, draws=1,
+    s = campaign_settings(out=tmp_path / "corpus", cases=3, seed=8, draws=1,
                           dtypes=("float32",), backend="tests.fakes:nan_when_dynamic",
                           surface={"dynamic": True}, timeout=60,
                           strategies={"special-functions": 1.0})  # float outputs
-    assert campaign.run_campaign(s).findings.get("nonfinite")
+    assert run_campaign(s).findings.get("nonfinite")
     case = Case.load(sorted((tmp_path / "corpus").glob("nonfinite-*.pt"))[0])
-    assert replay_case(case, runner=fake_runner)[0].kind == "nonfinite"
+    assert replay_case(case, runner=fake_runner).verdict.kind == "nonfinite"
     static = Case.load(case.save(tmp_path / "static.pt"))
-    static.surface = {}
-    assert replay_case(static, runner=fake_runner)[0].kind == "ok"  # only dynamic shows it
+    static.recipe = replace(static.recipe, surface=Surface())
+    assert replay_case(static, runner=fake_runner).verdict.kind == "ok"  # only dynamic shows it
     result = minimized(case, fake_runner, tmp_path, k=2, max_calls=60)
-    assert result.case.compile_surface.dynamic and result.reliability == (2, 2)
+    assert result.case.recipe.surface.dynamic and result.reliability == (2, 2)
     static = result.case
-    static.surface = {}
+    static.recipe = replace(static.recipe, surface=Surface())
     text = write_repro(static, tmp_path / "static").read_text()
     assert "'dynamic': False" in text
     assert run_repro(tmp_path / "static" / "repro.py").returncode == 0
@@ -152,11 +155,11 @@ def test_a_dynamic_shape_divergence_survives_replay_minimize_and_repro(
 def _first_finding(tmp_path: Path, search: str, cases: int) -> tuple[int | None, dict]:
     found: list[int] = []
 
-    def note(outcome: campaign.Outcome) -> None:
+    def note(outcome: Outcome) -> None:
         if outcome.verdict.is_finding and not found:
             found.append(outcome.index)
 
-    summary = campaign.run_campaign(campaign.Settings(
+    summary = run_campaign(campaign_settings(
         out=tmp_path / search, cases=cases, seed=9, draws=1, dtypes=("float32",), workers=1,
         backend="tests.fakes:drift_per_nonlinearity", timeout=60, search=search,
         strategies={"special-functions": 1.0}), on_outcome=note)
@@ -199,20 +202,20 @@ def test_real_inductor_compiles_forward_and_backward_and_every_gradient_is_judge
         inductor_runner, tmp_path: Path) -> None:
     """What this torch does, reported as it is: the verdict may be ok or a finding, but each
     float input's gradient is judged, and the gradients reported as eager's are eager's."""
-    s = campaign.Settings(out=tmp_path, seed=8, draws=1, dtypes=("float32",),
+    s = campaign_settings(out=tmp_path, seed=8, draws=1, dtypes=("float32",),
                           surface={"training": True, "dynamic": True})
-    case, task = campaign.make_case(s, 1)
+    case, task = make_case(s, 1)
     task.keep_outputs = True
     result = inductor_runner.run(task)
-    verdict = campaign.Verdict.from_dict(result["verdict"])
+    verdict = result.verdict
     assert verdict.kind not in ("crash", "skip"), verdict.summary()
     graph = case.graph
-    floats = [n for n in graph.input_ids() if graph.node(n)["dtype"] == "float32"]
+    floats = [n for n in graph.input_ids() if graph.node(n).dtype == "float32"]
     judged = [o.details["gradient_of"] for o in verdict.outputs if "gradient_of" in o.details]
     assert judged == floats
     model = runner_module.Programs.build(graph).model
     want = rules.forward_backward(model, [task.draws[0][str(n)] for n in graph.input_ids()])
-    got = result["outputs"]["eager"]
+    got = result.outputs["eager"]
     assert len(got) == len(graph.outputs) + len(floats) == len(want)
     for a, b in zip(got, want):  # the worker runs on one thread: reductions may round apart
         torch.testing.assert_close(a, b, equal_nan=True)

@@ -8,13 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.corpus import campaign
+from fuzzer.campaign.local import run_campaign
+from fuzzer.campaign.loop import Outcome, Summary
 from fuzzer.corpus.case import Case
+from fuzzer.corpus.ledger import STATE_FILE
+from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.execute.workers import Runner
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge.oracle import Verdict
+from tests.conftest import campaign_settings
 
 
 def small_task(backend: str) -> Task:
@@ -22,11 +26,11 @@ def small_task(backend: str) -> Task:
     x = b.input((3, 5))
     b.graph.outputs = [b.op("quant_uint8", b.op("tanh", x), scale=0.05, zero_point=128)]
     _, draw = inputs.draws(b.graph, 0, 1)[0]
-    return Task(graph=b.graph.to_dict(), draws=[draw], magnitudes=["normal"], backend=backend)
+    return Task(graph=b.graph, draws=[draw], magnitudes=["normal"], recipe=Recipe(backend))
 
 
 def verdict_of(runner: Runner, backend: str) -> Verdict:
-    return Verdict.from_dict(runner.run(small_task(backend))["verdict"])
+    return runner.run(small_task(backend)).verdict
 
 
 def worker_pid(runner: Runner) -> int:
@@ -80,11 +84,11 @@ def test_unknown_backend_is_a_harness_error_not_a_lost_worker(fake_runner: Runne
     assert worker_pid(fake_runner) == pid
 
 
-def _campaign(out: Path, backend: str, cases: int, timeout: float = 60) -> campaign.Summary:
-    settings = campaign.Settings(out=out, cases=cases, seed=3, backend=backend, draws=1,
+def _campaign(out: Path, backend: str, cases: int, timeout: float = 60) -> Summary:
+    settings = campaign_settings(out=out, cases=cases, seed=3, backend=backend, draws=1,
                                  timeout=timeout, dtypes=("float32",))
-    seen: list[campaign.Outcome] = []
-    summary = campaign.run_campaign(settings, on_outcome=seen.append)
+    seen: list[Outcome] = []
+    summary = run_campaign(settings, on_outcome=seen.append)
     assert sorted(o.index for o in seen) == list(range(cases))
     return summary
 
@@ -104,7 +108,7 @@ def test_campaign_finishes_and_records_lost_workers(tmp_path: Path, backend: str
     for path in files:
         case = Case.load(path)
         assert case.verdict.kind == kind and case.verdict.message
-        assert case.backend == backend
+        assert case.recipe.backend == backend
         assert case.origin["index"] in range(cases)
-    state = json.loads((tmp_path / campaign.STATE_FILE).read_text())
+    state = json.loads((tmp_path / STATE_FILE).read_text())
     assert state["below"] == cases

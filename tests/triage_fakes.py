@@ -11,6 +11,7 @@ import random
 import torch
 
 from fuzzer.corpus.case import Case
+from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
@@ -97,11 +98,10 @@ def inductor_keeps_roundtrip(**config) -> bool:
 def judged_case(graph: Graph, inputs: dict[str, torch.Tensor], backend: str, runner,
                 config: dict | None = None) -> Case:
     """A case whose verdict comes from actually running it (never written by hand)."""
-    dtype = next(graph.node(n)["dtype"] for n in graph.input_ids())
-    task = Task(graph=graph.to_dict(), draws=[inputs], backend=backend, config=dict(config or {}))
-    verdict = Verdict.from_dict(runner.run(task)["verdict"])
-    return Case(graph=graph, inputs=inputs, dtype=dtype, backend=backend, verdict=verdict,
-                config=dict(config or {}))
+    dtype = next(graph.node(n).dtype for n in graph.input_ids())
+    recipe = Recipe(backend, dict(config or {}))
+    verdict = runner.run(Task(graph=graph, draws=[inputs], recipe=recipe)).verdict
+    return Case(graph=graph, inputs=inputs, dtype=dtype, recipe=recipe, verdict=verdict)
 
 
 def planted_case(backend: str, runner, scale: float = 3.0, dtype: str = "float32") -> Case:
@@ -115,8 +115,8 @@ def case_of_verdict(graph: Graph, kind: str = "int-flip", output: int = 0,
                     device: str = "cpu") -> Case:
     """A case with a bare verdict naming one output, for what reads only the graph and kind
     (signatures, diagrams); inputs are ones."""
-    inputs = {str(n): torch.ones(graph.node(n)["shape"],
-                                 dtype=getattr(torch, graph.node(n)["dtype"]))
+    inputs = {str(n): torch.ones(graph.node(n).shape,
+                                 dtype=getattr(torch, graph.node(n).dtype))
               for n in graph.input_ids()}
     return Case(graph=graph, inputs=inputs, device=device,
                 verdict=Verdict(kind, output, graph.outputs[output]))

@@ -1,4 +1,4 @@
-"""Stage 10, the command line. Thin: parse, call one stage, present the result.
+"""Stage 11, the command line. Thin: parse, call one stage, present the result.
 
 One module per command group (``fuzz``: run; ``cases``: replay, corpus, minimize; ``findings``:
 triage, nightly, findings) and ``common``: the group that turns every user error into one line and

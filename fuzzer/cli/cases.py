@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +15,10 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.judge.key import DivergenceKey
 from fuzzer.judge.oracle import Verdict
 
+if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
+    from fuzzer.execute.workers import Runner
+    from fuzzer.reduce.minimize import MinimizeResult
+
 
 def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
     from rich.console import Console
@@ -22,7 +26,7 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
 
     console = Console(width=120)
     console.print(f"[bold]{verdict.summary()}[/]  ({len(case.graph)} ops, {case.dtype}, "
-                  f"{case.device}, backend {case.backend})")
+                  f"{case.device}, backend {case.recipe.backend})")
     table = Table(title="outputs")
     for col in ("#", "node", "dtype", "verdict", "detail"):
         table.add_column(col)
@@ -65,7 +69,8 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
         case.device = resolve_device(device)
     if target.suffix == ".py":
         _replay_model_file(case, timeout, as_json)
-    verdict, outputs = replay_case(case, timeout=timeout)
+    result = replay_case(case, timeout=timeout)
+    verdict, outputs = result.verdict, result.outputs
     if as_json:
         click.echo(strict_json({"case": str(target), "verdict": verdict.to_dict()}))
     else:
@@ -77,9 +82,9 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     """A model file: its own Model judged beside its capture (the graph numfuzz minimizes),
     saying so when they differ. Exit 1 when the file's own Model diverges."""
     from fuzzer.execute.workers import Runner
-    from fuzzer.user.capture import verify_capture
+    from fuzzer.user.verify import verify_capture
 
-    runner = Runner(case.device, timeout=timeout, warmup=case.backend == "inductor")
+    runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
     try:
         check = verify_capture(case, runner)
     finally:
@@ -165,7 +170,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
 
     seconds = parse_duration(duration)
     case = load_target(target, seed)
-    runner = Runner(case.device, timeout=timeout, warmup=case.backend == "inductor")
+    runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
     log_lines: list[str] = []
 
     def progress(text: str) -> None:
@@ -191,6 +196,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     rows = result.table()
     log_lines += [f"{what}: {before} -> {after}" if before else f"{what}: {after}"
                   for what, before, after in rows]
+    log_lines += result.pass_lines()
     atomic_write(out / "minimize.log", "\n".join(log_lines) + "\n")
     if as_json:
         click.echo(strict_json({"case": str(out / "case.pt"), "repro": str(repro),
@@ -205,9 +211,9 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     sys.exit(1 if reproduces else 3)
 
 
-def _captured_divergence(case: Any, runner: Any, progress: Callable) -> Any:
+def _captured_divergence(case: Case, runner: Runner, progress: Callable[[str], None]) -> Case:
     """A model file's case, after checking it diverges the way the file itself does."""
-    from fuzzer.user.capture import verify_capture
+    from fuzzer.user.verify import verify_capture
 
     check = verify_capture(case, runner)
     progress(check.message)
@@ -216,7 +222,7 @@ def _captured_divergence(case: Any, runner: Any, progress: Callable) -> Any:
     return check.case
 
 
-def _minimize_table(result: Any, out: Path, repro: Path) -> None:
+def _minimize_table(result: MinimizeResult, out: Path, repro: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 

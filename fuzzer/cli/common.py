@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from fuzzer.errors import HarnessError, InputError
-from fuzzer.execute.runner import check_backend, trust_backend
+from fuzzer.execute.recipe import Recipe, check_backend, trust_backend
 
 
 class UserError(click.ClickException):
@@ -150,19 +150,20 @@ def compile_options(command: Any) -> Any:
     return command
 
 
-def compile_surface(dynamic: bool, mode: str, training: bool, device: str,
-                    backend: str) -> dict:
-    """The surface the compile options ask for, as a case records it; UserError if it cannot
-    compile so here."""
+def recipe_of(backend: str, inductor_config: tuple[str, ...], dynamic: bool, mode: str,
+              training: bool, policy: str, device: str) -> Recipe:
+    """The recipe a campaign's options ask for, built and checked once, here; UserError (one
+    line, exit 2) when it cannot compile so on ``device``."""
     from fuzzer.errors import CaseError
     from fuzzer.execute.surface import Surface
 
-    surface = Surface(dynamic=dynamic, mode=mode, training=training)
+    recipe = Recipe(trusted_on_command_line(backend), inductor_options(inductor_config),
+                    Surface(dynamic=dynamic, mode=mode, training=training), policy)
     try:
-        surface.check_for(device, backend)
+        recipe.check_for(device)
     except CaseError as err:
         raise UserError(f"--mode: {err}") from None
-    return surface.to_dict()
+    return recipe
 
 
 def inductor_options(pairs: tuple[str, ...]) -> dict:

@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from fuzzer.cli.common import (
     UserError,
     compile_options,
-    compile_surface,
-    inductor_options,
     log_line,
     main,
     parse_duration,
+    recipe_of,
     resolve_device,
     strict_json,
-    trusted_on_command_line,
 )
-from fuzzer.judge.oracle import POLICIES
+from fuzzer.judge.kinds import POLICIES
+
+if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
+    from fuzzer.corpus.case import Case
+    from fuzzer.report.store import Finding, Store
+    from fuzzer.triage.attribute import Attribution
 
 
 def _knobs(text: str | None) -> tuple[str, ...] | None:
@@ -56,7 +59,8 @@ def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout:
                    as_json: bool) -> None:
     """Which knob or compiler stage makes a case's divergence go away."""
     from fuzzer.corpus.case import Case
-    from fuzzer.triage.attribute import KNOBS, RunnerPool, knob_named, triage
+    from fuzzer.execute.pool import RunnerPool
+    from fuzzer.triage.attribute import KNOBS, knob_named, triage
     from fuzzer.triage.signature import signature
 
     case = Case.load(case_path)
@@ -64,7 +68,7 @@ def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout:
         raise UserError(f"{case_path}: the case records no divergence to triage")
     names = _knobs(knobs)
     chosen = KNOBS if names is None else tuple(knob_named(n) for n in names)
-    pool = RunnerPool(timeout=timeout, warmup=case.backend == "inductor")
+    pool = RunnerPool(timeout=timeout, warmup=case.recipe.warms_up)
     try:
         attribution = triage(case, pool, knobs=chosen, bisect=not no_bisect,
                              progress=None if as_json else log_line)
@@ -79,7 +83,7 @@ def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout:
     sys.exit(0 if attribution.reproduces else 1)
 
 
-def _print_attribution(case: Any, attribution: Any, sig: str) -> None:
+def _print_attribution(case: Case, attribution: Attribution, sig: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -152,25 +156,23 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                     known_file: Path | None, dynamic: bool, mode: str,
                     inductor_config: tuple[str, ...], training: bool, search: str) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
+    from fuzzer.campaign.settings import Settings
     from fuzzer.gen.strategy import parse_weights
-    from fuzzer.report.nightly import NightSettings, night_of, plain_log, run_night
+    from fuzzer.report.night import NightSettings, night_of, plain_log
+    from fuzzer.report.nightly import run_night
 
     seconds = parse_duration(duration)
     if seconds is None and cases is None:
         raise UserError("give a budget: --time (e.g. 6h) or --cases N")
-    device, backend = resolve_device(device), trusted_on_command_line(backend)
-    settings = NightSettings(reports=reports, device=device, seconds=seconds,
-                             cases=cases, seed=seed, backend=backend,
-                             corpus=corpus,
-                             grammar=grammar, k=k, max_calls=max_calls,
-                             max_findings=max_findings, bisect=not no_bisect,
-                             knobs=_knobs(knobs), workers=workers, timeout=timeout,
-                             policy=policy, max_drafts=max_drafts,
-                             strategies=parse_weights(strategies, grammar), engine=engine,
-                             ray_address=ray_address,
-                             config=inductor_options(inductor_config),
-                             surface=compile_surface(dynamic, mode, training, device, backend),
-                             search=search,
+    device = resolve_device(device)
+    recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
+    campaign = Settings(device=device, cases=cases, grammar=grammar, workers=workers,
+                        recipe=recipe, timeout=timeout,
+                        strategies=parse_weights(strategies, grammar), search=search)
+    settings = NightSettings(reports=reports, campaign=campaign, seconds=seconds, seed=seed,
+                             corpus=corpus, k=k, max_calls=max_calls, max_findings=max_findings,
+                             bisect=not no_bisect, knobs=_knobs(knobs), max_drafts=max_drafts,
+                             engine=engine, ray_address=ray_address,
                              minimize_seconds=None if seconds is None else seconds * 0.1)
     if known_file is not None:
         from fuzzer.triage.known import entries
@@ -215,9 +217,9 @@ def findings_command(reports: Path, recheck: bool, k: int, as_json: bool) -> Non
     _print_last_night(reports)
 
 
-def _recheck(store: Any, k: int, quiet: bool) -> None:
-    from fuzzer.report.nightly import recheck
-    from fuzzer.triage.attribute import RunnerPool
+def _recheck(store: Store, k: int, quiet: bool) -> None:
+    from fuzzer.execute.pool import RunnerPool
+    from fuzzer.report.recheck import recheck
 
     pool = RunnerPool()
     try:
@@ -226,7 +228,7 @@ def _recheck(store: Any, k: int, quiet: bool) -> None:
         pool.close()
 
 
-def _print_findings(findings: list, reports: Path) -> None:
+def _print_findings(findings: list[Finding], reports: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -244,7 +246,7 @@ def _print_findings(findings: list, reports: Path) -> None:
 
 def _print_last_night(reports: Path) -> None:
     """Whether the latest night was clean, and its first harness errors if it was not."""
-    from fuzzer.report.nightly import latest_night
+    from fuzzer.report.night import latest_night
 
     night = latest_night(reports)
     if night is None:

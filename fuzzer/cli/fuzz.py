@@ -6,29 +6,32 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
+from fuzzer.campaign.guided import SEARCHES
+from fuzzer.campaign.harness import FIRST, is_harness_error
+from fuzzer.campaign.loop import Outcome, Summary
+from fuzzer.campaign.settings import Settings
 from fuzzer.cli.common import (
     UserError,
     compile_options,
-    compile_surface,
-    inductor_options,
     is_tty,
     main,
     parse_duration,
+    recipe_of,
     resolve_device,
     stamped,
     strict_json,
     supported_dtypes,
-    trusted_on_command_line,
 )
-from fuzzer.corpus.guided import SEARCHES
-from fuzzer.corpus.harness import FIRST, is_harness_error
 from fuzzer.execute.workers import default_cuda_workers
 from fuzzer.gen.strategy import STRATEGIES, parse_weights
-from fuzzer.judge.oracle import COUNTED, POLICIES
+from fuzzer.judge.kinds import COUNTED, POLICIES, Kind
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @main.command()
@@ -80,7 +83,7 @@ from fuzzer.judge.oracle import COUNTED, POLICIES
 @click.option("--search", type=click.Choice(SEARCHES), default="random", show_default=True,
               help="guided: also spend half the cases mutating the best near misses so far "
                    "(cases where compiled is closest to failing the verdict rules); see "
-                   "fuzzer/corpus/guided.py.")
+                   "fuzzer/campaign/guided.py.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
         dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
@@ -89,7 +92,7 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         ray_address: str | None, allow_mixed_versions: bool, dynamic: bool, mode: str,
         inductor_config: tuple[str, ...], training: bool, search: str, as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
-    from fuzzer.corpus.campaign import Settings, run_campaign
+    from fuzzer.campaign.local import run_campaign
 
     seconds = parse_duration(duration)
     if cases is None and seconds is None:
@@ -98,15 +101,12 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     chosen = parse_gpus(gpus)
     if workers is None:
         workers = default_cuda_workers(chosen) if device == "cuda" else 1
-    backend = trusted_on_command_line(backend)
+    recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
     settings = Settings(out=out, device=device, cases=cases, seconds=seconds, seed=seed,
                         grammar=grammar, dtypes=supported_dtypes(device, dtype), draws=draws,
-                        workers=workers, gpus=chosen, backend=backend, timeout=timeout,
-                        resume=resume, keep_benign=keep_benign, policy=policy,
-                        strategies=parse_weights(strategies, grammar),
-                        config=inductor_options(inductor_config),
-                        surface=compile_surface(dynamic, mode, training, device, backend),
-                        search=search)
+                        workers=workers, gpus=chosen, recipe=recipe, timeout=timeout,
+                        resume=resume, keep_benign=keep_benign,
+                        strategies=parse_weights(strategies, grammar), search=search)
     if seed_model is not None:
         from fuzzer.user.capture import capture_file
 
@@ -116,9 +116,9 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     report = CampaignReport(settings, quiet=as_json)
     fleet: dict = {}
     if engine == "ray":
-        from fuzzer.corpus.fleet import run_fleet
+        from fuzzer.campaign.fleet import run_fleet
 
-        def run_on_ray(s: Any, on_outcome: Callable) -> Any:
+        def run_on_ray(s: Settings, on_outcome: Callable[[Outcome], None]) -> Summary:
             summary, done = run_fleet(s, ray_address, on_outcome=on_outcome,
                                       allow_mixed=allow_mixed_versions)
             fleet.update(done.to_dict())
@@ -152,7 +152,7 @@ def parse_gpus(text: str | None) -> tuple[int, ...] | None:
 class CampaignReport:
     """Live progress (rich on a TTY, plain log lines under cron) and the closing table."""
 
-    def __init__(self, settings: Any, quiet: bool = False) -> None:
+    def __init__(self, settings: Settings, quiet: bool = False) -> None:
         self.settings = settings
         self.quiet = quiet
         self.tty = is_tty() and not quiet
@@ -160,7 +160,7 @@ class CampaignReport:
     def log(self, text: str) -> None:
         click.echo(stamped(text), err=self.quiet)
 
-    def run(self, run_campaign: Callable) -> Any:
+    def run(self, run_campaign: Callable[..., Summary]) -> Summary:
         s = self.settings
         budget = f"{s.cases} cases" if s.cases else f"{s.seconds:.0f}s"
         source = f"seed-model={s.seed_model}" if s.seed_model else f"grammar={s.grammar}"
@@ -173,21 +173,21 @@ class CampaignReport:
         self._closing(summary)
         return summary
 
-    def _log_outcome(self, outcome: Any) -> None:
+    def _log_outcome(self, outcome: Outcome) -> None:
         v = outcome.verdict
         if v.is_finding:
             tag = "" if outcome.new else " (already in corpus)"
             self.log(f"case {outcome.index}: {v.summary()} -> {outcome.path}{tag}")
         elif is_harness_error(v):
             self.log(f"case {outcome.index}: HARNESS ERROR ({v.message}); going on")
-        elif v.kind == "skip":
+        elif v.kind == Kind.SKIP:
             self.log(f"case {outcome.index}: skipped ({v.message})")
         elif v.kind in COUNTED:
             self.log(f"case {outcome.index}: {v.kind}, not a finding")
         else:
             self.log(f"case {outcome.index}: ok")
 
-    def _run_rich(self, run_campaign: Callable) -> Any:
+    def _run_rich(self, run_campaign: Callable[..., Summary]) -> Summary:
         from collections import Counter
 
         from rich.progress import (
@@ -208,7 +208,7 @@ class CampaignReport:
             total = s.cases if s.cases else s.seconds
             bar = progress.add_task("fuzzing", total=total, rate="", found="no findings yet")
 
-            def update(outcome: Any) -> None:
+            def update(outcome: Outcome) -> None:
                 counts["cases"] += 1
                 if is_harness_error(outcome.verdict):
                     counts["harness errors"] += 1
@@ -228,7 +228,7 @@ class CampaignReport:
 
             return run_campaign(s, on_outcome=update)
 
-    def _closing(self, summary: Any) -> None:
+    def _closing(self, summary: Summary) -> None:
         if self.quiet:
             return
         from rich.console import Console
@@ -248,9 +248,9 @@ class CampaignReport:
         for kind, n in sorted(summary.findings.items()):
             table.add_row(f"findings: {kind}", str(n))
         table.add_row("weak flips (within eager's own rounding; not findings)",
-                      str(summary.counted.get("weak-flip", 0)))
+                      str(summary.counted.get(Kind.WEAK_FLIP, 0)))
         table.add_row("benign (compiled at least as close to float64)",
-                      str(summary.counted.get("benign", 0)))
+                      str(summary.counted.get(Kind.BENIGN, 0)))
         table.add_row("elapsed", f"{summary.elapsed:.0f}s")
         console = Console(force_terminal=self.tty, width=100)
         console.print(table)
@@ -258,7 +258,7 @@ class CampaignReport:
             console.print(strategy_table(summary))
 
 
-def strategy_table(summary: Any) -> Any:
+def strategy_table(summary: Summary) -> Table:
     """Cases, findings and worker time per strategy: where the campaign's time went."""
     from rich.table import Table
 

@@ -1,9 +1,7 @@
-"""Stage 5, the corpus: cases on disk and the campaigns that fill it.
+"""Stage 5, the corpus: cases on disk.
 
 Owns the versioned case-file schema and its validation (``case``), atomic file writes for every
-stage (``files``), campaigns (``campaign``; ``harness``: numfuzz's own failures on one case or
-finding, saved for replay, and the stop rule; ``guided``: error-guided search around the best near
-misses; ``fleet``: the same campaign on a Ray cluster, needs the ``ray`` extra) and replaying a
-case in a worker (``replay``).
+stage (``files``), a campaign's ledger of done case indices (``ledger``) and replaying a case in
+a worker, or listing a corpus (``replay``).
 May import ``ir``, ``gen``, ``judge`` and ``execute``.
 """

@@ -21,12 +21,11 @@ import torch
 
 from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import CaseError
-from fuzzer.execute import config as inductor_options
-from fuzzer.execute.runner import check_backend
-from fuzzer.execute.surface import Surface
+from fuzzer.execute.recipe import Recipe
+from fuzzer.execute.runner import Task
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.oracle import POLICIES, Verdict
+from fuzzer.judge.oracle import Verdict
 
 FORMAT = "numfuzz-case"
 VERSION = 1
@@ -49,15 +48,12 @@ class Case:
     inputs: dict[str, torch.Tensor]
     device: str = "cpu"
     dtype: str = "float32"
-    backend: str = "inductor"
-    config: dict = field(default_factory=dict)
+    recipe: Recipe = Recipe()  # how it was compiled and judged
     seed: int = 0
     grammar: str = ""
     verdict: Verdict | None = None
     versions: dict = field(default_factory=versions)
     origin: dict = field(default_factory=dict)  # campaign index, parent case, source file …
-    policy: str = "float64"  # oracle.POLICIES: what discrete mismatches were judged against
-    surface: dict = field(default_factory=dict)  # execute.surface.Surface: how it was compiled
 
     # ------------------------------------------------------------ identity
 
@@ -70,23 +66,26 @@ class Case:
             if not given.is_contiguous():  # a layout is part of the case (older digests stay)
                 h.update(f"{tuple(given.stride())}{given.storage_offset()}".encode())
             h.update(_raw_bytes(given))
-        h.update(f"{self.device}{self.backend}{sorted(self.config.items())}".encode())
-        if self.policy != "float64":  # the default leaves older digests as they were
-            h.update(self.policy.encode())
-        if not self.compile_surface.is_default:  # so does the default compile surface
-            h.update(repr(sorted(self.compile_surface.to_dict().items())).encode())
+        recipe = self.recipe
+        h.update(f"{self.device}{recipe.backend}{sorted(recipe.config.items())}".encode())
+        if recipe.policy != "float64":  # the default leaves older digests as they were
+            h.update(recipe.policy.encode())
+        if not recipe.surface.is_default:  # so does the default compile surface
+            h.update(repr(sorted(recipe.surface.to_dict().items())).encode())
         return h.hexdigest()
 
     def file_name(self) -> str:
         kind = self.verdict.kind if self.verdict else "case"
         return f"{kind}-{self.digest()[:12]}.pt"
 
-    @property
-    def compile_surface(self) -> Surface:
-        return Surface.from_dict(self.surface)
-
     def ordered_inputs(self) -> list[torch.Tensor]:
         return [self.inputs[str(n)] for n in self.graph.input_ids()]
+
+    def task(self, keep_outputs: bool = False, recipe: Recipe | None = None) -> Task:
+        """The case as one task on its own inputs, run by its recipe or by ``recipe`` (a knob's
+        variation of it)."""
+        return Task(graph=self.graph, draws=[self.inputs], device=self.device,
+                    recipe=recipe or self.recipe, keep_outputs=keep_outputs)
 
     # ------------------------------------------------------------ persistence
 
@@ -98,15 +97,12 @@ class Case:
             "inputs": {k: v.detach().cpu() for k, v in self.inputs.items()},
             "device": self.device,
             "dtype": self.dtype,
-            "backend": self.backend,
-            "config": dict(self.config),
+            **self.recipe.fields(),  # backend, config, policy, surface
             "seed": int(self.seed),
             "grammar": self.grammar,
             "verdict": self.verdict.to_dict() if self.verdict else None,
             "versions": dict(self.versions),
             "origin": dict(self.origin),
-            "policy": self.policy,
-            "surface": dict(self.surface),
         }
 
     def to_bytes(self) -> bytes:
@@ -153,15 +149,13 @@ class Case:
                 check_input(graph, node_id, given.get(str(node_id)))
             inputs = {str(n): given[str(n)] for n in graph.input_ids()}  # nothing else is kept
             verdict = Verdict.from_dict(data["verdict"]) if data.get("verdict") else None
+            recipe = Recipe.from_fields(data["backend"], data.get("config"),
+                                        data.get("surface"), data.get("policy", "float64"))
             return cls(graph=graph, inputs=inputs, device=_device(data["device"]),
-                       dtype=str(data["dtype"]), backend=check_backend(data["backend"]),
-                       config=inductor_options.check(data.get("config") or {}),
-                       seed=int(data.get("seed", 0)),
+                       dtype=str(data["dtype"]), recipe=recipe, seed=int(data.get("seed", 0)),
                        grammar=str(data.get("grammar", "")), verdict=verdict,
                        versions=dict(data.get("versions") or {}),
-                       origin=dict(data.get("origin") or {}),
-                       policy=_policy(data.get("policy", "float64")),
-                       surface=Surface.from_dict(data.get("surface") or {}).to_dict())
+                       origin=dict(data.get("origin") or {}))
         except ops.InvalidGraph as err:
             raise CaseError(f"invalid graph: {err}") from None
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
@@ -176,12 +170,6 @@ def _raw_bytes(t: torch.Tensor) -> bytes:
     dense = torch.empty(flat.shape, dtype=flat.dtype)
     dense.copy_(flat)
     return dense.view(torch.uint8).numpy().tobytes()
-
-
-def _policy(value: Any) -> str:
-    if value not in POLICIES:
-        raise CaseError(f"policy {str(value)[:40]!r} is not one of {', '.join(POLICIES)}")
-    return value
 
 
 def _device(value: Any) -> str:
@@ -201,7 +189,7 @@ def check_input(graph: Graph, node_id: int, tensor: Any) -> None:
     node = graph.node(node_id)
     if not isinstance(tensor, torch.Tensor):
         raise CaseError(f"input {node_id} is missing or not a tensor")
-    want = (tuple(node["shape"]), node["dtype"])
+    want = (tuple(node.shape), node.dtype)
     got = (tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."))
     if want != got:
         raise CaseError(f"input {node_id} is {got}, the graph says {want}")

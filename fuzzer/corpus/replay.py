@@ -6,32 +6,19 @@ import time
 from pathlib import Path
 
 from fuzzer.corpus.case import Case, CaseError
-from fuzzer.execute.runner import Task
+from fuzzer.execute.runner import RunResult
 from fuzzer.execute.workers import Runner
-from fuzzer.judge.oracle import Verdict
 
 
-def task_for(case: Case, keep_outputs: bool = False, config: dict | None = None,
-             backend: str | None = None) -> Task:
-    """The case as one task; ``config`` patches on top of the case's own, ``backend`` replaces
-    its backend (triage's knobs)."""
-    return Task(graph=case.graph.to_dict(), draws=[case.inputs], device=case.device,
-                backend=backend or case.backend, config={**case.config, **(config or {})},
-                keep_outputs=keep_outputs, policy=case.policy, surface=dict(case.surface))
-
-
-def replay_case(case: Case, timeout: float = 300, runner: Runner | None = None,
-                ) -> tuple[Verdict, dict]:
-    """Run the case once in a worker; returns the verdict and the observed outputs."""
+def replay_case(case: Case, timeout: float = 300, runner: Runner | None = None) -> RunResult:
+    """Run the case once in a worker (``runner``, or one of its own); its verdict and outputs."""
     own = runner is None
-    runner = runner or Runner(case.device, timeout=timeout,
-                              warmup=case.backend == "inductor")
+    runner = runner or Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
     try:
-        result = runner.run(task_for(case, keep_outputs=True))
+        return runner.run(case.task(keep_outputs=True))
     finally:
         if own:
             runner.close()
-    return Verdict.from_dict(result["verdict"]), result.get("outputs", {})
 
 
 def _age(seconds: float) -> str:
@@ -54,10 +41,8 @@ def corpus_rows(directory: Path) -> list[dict]:
                          "ops": None, "dtype": "", "device": "", "age": age, "error": str(err)})
             continue
         v = case.verdict
-        rows.append({"file": path.name, "kind": v.kind if v else "none",
+        rows.append({"file": path.name, "kind": str(v.kind) if v else "none",
                      "evidence": v.evidence if v else "", "output": v.output if v else None,
                      "ops": len(case.graph), "dtype": case.dtype, "device": case.device,
                      "age": age})
     return rows
-
-

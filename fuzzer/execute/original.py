@@ -21,7 +21,6 @@ import torch
 
 from fuzzer.errors import CaptureError
 from fuzzer.execute import runner
-from fuzzer.ir.graph import Graph
 
 
 @dataclass
@@ -72,7 +71,7 @@ def one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0][:200] if text else ''}"
 
 
-def run_original(task: Any) -> dict[str, Any]:
+def run_original(task: runner.Task) -> runner.RunResult:
     """Judge the model file itself (eager, compiled, float64) like ``runner.run_task`` does.
 
     Runs in a worker, so a compiler crash in the user's model costs only that worker. The file
@@ -82,7 +81,7 @@ def run_original(task: Any) -> dict[str, Any]:
     loaded = load_model_file(task.model_file, task.seed)
     model = loaded.model.to(task.device)
     reference = copy.deepcopy(loaded.model).double().to(task.device)
-    graph = Graph.from_dict(task.graph)
+    graph = task.graph
 
     def forward(*args: torch.Tensor) -> tuple:
         return tuple(tensor_leaves(model(*args)))
@@ -92,14 +91,11 @@ def run_original(task: Any) -> dict[str, Any]:
 
     programs = runner.Programs(graph, "", forward, trace, nodewise=False)
     torch._dynamo.reset()
-    compiled = runner.compile_model(forward, task.backend)
+    compiled = task.recipe.compile(forward)
     args = [t.to(task.device) for t in loaded.inputs]
-    verdict, outputs = runner.run_draw(programs, compiled, args, task.config, task.policy)
+    verdict, outputs = runner.run_draw(programs, compiled, args, task.recipe)
     verdict.draw = 0
-    result: dict[str, Any] = {"verdict": verdict.to_dict()}
-    if task.keep_outputs:
-        result["outputs"] = outputs
-    return result
+    return runner.RunResult(verdict, [verdict.score], outputs if task.keep_outputs else {})
 
 
 def tensor_leaves(out: Any) -> list[torch.Tensor]:

@@ -1,105 +1,87 @@
 """Run one program eager (twice), compiled and in float64, and hand the outputs to the oracle.
 
 This is the code a worker process executes; ``workers`` wraps it in isolated processes. A ``Task``
-is
-plain data (the rendered source, the graph dict, input tensors), so it crosses a pipe as
-``torch.save`` bytes and is read back with ``weights_only=True``.
+crosses the pipe as ``torch.save`` bytes of plain data (the graph as a dict, input tensors, the
+recipe's fields) and is read back with ``weights_only=True``; the answer, a ``RunResult``, comes
+back the same way.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
-import os
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 import torch
 
-from fuzzer.errors import CaseError
 from fuzzer.execute import config
-from fuzzer.execute.surface import Surface
+from fuzzer.execute.recipe import Recipe
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
-from fuzzer.judge import oracle, policy, rules
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge import oracle, rules, semantics
+from fuzzer.judge.oracle import Kind, Verdict
 
-BUILTIN_BACKENDS = ("inductor", "aot_eager", "eager")
 HARNESS_ERROR = "harness error"  # how a skip caused by numfuzz itself, not the case, begins
-TRUST_ENV = "NUMFUZZ_TRUST_BACKENDS"  # module:function backends the user named themselves
 
 
 @dataclass
 class Task:
     """One compiled program and the input draws to test it on."""
 
-    graph: dict
+    graph: Graph
     draws: list[dict[str, torch.Tensor]]
     magnitudes: list[str] = field(default_factory=list)
     device: str = "cpu"
-    backend: str = "inductor"
-    config: dict = field(default_factory=dict)  # torch._inductor.config overrides
+    recipe: Recipe = Recipe()
     keep_outputs: bool = False  # return the tensors too (replay tables, minimizer, drafts)
     model_file: str = ""  # set: judge this KernelBench file's own model instead (capture check)
     seed: int = 0
-    policy: str = "float64"  # oracle.POLICIES: what discrete mismatches are judged against
-    surface: dict = field(default_factory=dict)  # execute.surface.Surface: how it is compiled
 
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
-        torch.save(asdict(self), buf)
+        torch.save({"graph": self.graph.to_dict(), "draws": self.draws,
+                    "magnitudes": list(self.magnitudes), "device": self.device,
+                    "recipe": self.recipe.fields(), "keep_outputs": self.keep_outputs,
+                    "model_file": self.model_file, "seed": self.seed}, buf)
         return buf.getvalue()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Task:
-        return cls(**torch.load(io.BytesIO(data), weights_only=True))
+        raw = torch.load(io.BytesIO(data), weights_only=True)
+        recipe = Recipe.from_fields(**raw.pop("recipe"), trusted=True)  # from our own parent
+        return cls(graph=Graph.from_dict(raw.pop("graph")), recipe=recipe, **raw)
 
 
-def resolve_backend(name: str) -> str | Callable:
-    """A torch.compile backend: a registered name, or ``module:attr`` (test doubles, custom
-    ones). A task's backend comes from the caller, which checked a loaded case's with
-    ``check_backend``."""
-    if ":" not in name:
-        return name
-    module, _, attr = name.partition(":")
-    return getattr(importlib.import_module(module), attr)
+@dataclass
+class RunResult:
+    """What running a task gave: the most severe draw's verdict, every draw's regression score
+    (guided search climbs them) and, when asked, that draw's eager/compiled/float64 outputs."""
+
+    verdict: Verdict
+    scores: list[float] = field(default_factory=list)
+    outputs: dict[str, list[torch.Tensor]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict.to_dict(), "scores": list(self.scores),
+                "outputs": self.outputs}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunResult:
+        """TypeError or ValueError on an answer not shaped like one."""
+        return cls(Verdict.from_dict(data["verdict"]), list(data.get("scores") or []),
+                   dict(data.get("outputs") or {}))
+
+    @classmethod
+    def lost(cls, kind: Kind, message: str) -> RunResult:
+        """No answer: the worker crashed or hung (``kind``), or numfuzz itself failed."""
+        return cls(Verdict(kind, message=message))
 
 
-def check_backend(name: Any) -> str:
-    """``name`` if it is a backend this process may use, else CaseError saying how to trust it.
-
-    A registered name (``inductor``, ``aot_eager``, ``eager``, what ``list_backends`` gives) is
-    data. ``module:function`` imports code, so it is used only when the user named it themselves:
-    on the command line (``--backend`` of ``run``/``nightly``, or ``--trust-backend``), which puts
-    it in ``NUMFUZZ_TRUST_BACKENDS`` for this process and its children. Never from a file alone.
-    """
-    if not isinstance(name, str) or not name:
-        raise CaseError(f"backend must be a name, got {str(name)[:80]!r}")
-    if name in BUILTIN_BACKENDS:
-        return name
-    if ":" in name:
-        if name in trusted_backends():
-            return name
-        raise CaseError(f"backend {name[:80]!r} is code (module:function) named by a file; "
-                        f"numfuzz imports it only if you trust it: numfuzz --trust-backend "
-                        f"{name[:80]} <command> ...")
-    if name in torch._dynamo.list_backends(exclude_tags=()):
-        return name
-    raise CaseError(f"unknown backend {name[:80]!r}: use {', '.join(BUILTIN_BACKENDS)} or another "
-                    "name torch._dynamo.list_backends() gives")
-
-
-def trusted_backends() -> set[str]:
-    return {n for n in os.environ.get(TRUST_ENV, "").split(",") if n}
-
-
-def trust_backend(name: str) -> None:
-    """Let this process and its children use ``module:function`` backend ``name``."""
-    if ":" in name:
-        os.environ[TRUST_ENV] = ",".join(sorted(trusted_backends() | {name}))
+def harness_error(message: str) -> Verdict:
+    """A skip that is numfuzz's own failure, not the case's (``campaign.harness`` counts them)."""
+    return Verdict(Kind.SKIP, message=f"{HARNESS_ERROR}: {message}")
 
 
 @dataclass
@@ -119,49 +101,38 @@ class Programs:
                    render.load(render.render_trace(graph), "trace"))
 
 
-def compile_model(model: Callable, backend: str, surface: Surface | None = None) -> Callable:
-    surface = surface or Surface()
-    return torch.compile(model, backend=resolve_backend(backend), **surface.compile_kwargs())
-
-
 def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
-    """fallback_random as the pt2 template asks, plus the task's knobs (allowlisted)."""
+    """fallback_random as the pt2 template asks, plus the recipe's knobs (allowlisted)."""
     import torch._inductor.config as inductor
 
     return inductor.patch({"fallback_random": True, **config.check(overrides)})
 
 
-def run_task(task: Task) -> dict[str, Any]:
-    """Judge every draw; return the most severe verdict (and outputs when asked)."""
-    graph = Graph.from_dict(task.graph)
-    surface = Surface.from_dict(task.surface)
-    surface.check_for(task.device, task.backend)
-    programs = Programs.build(graph)
+def run_task(task: Task) -> RunResult:
+    """Judge every draw; the most severe verdict (and its outputs when asked)."""
+    task.recipe.check_for(task.device)
+    programs = Programs.build(task.graph)
     torch._dynamo.reset()
-    compiled = compile_model(programs.model, task.backend, surface)
+    compiled = task.recipe.compile(programs.model)
     verdicts, kept = [], []
     for i, inputs in enumerate(task.draws):
-        args = [inputs[str(n)].to(task.device) for n in graph.input_ids()]
-        verdict, outputs = run_draw(programs, compiled, args, task.config, task.policy,
-                                    surface.training)
+        args = [inputs[str(n)].to(task.device) for n in task.graph.input_ids()]
+        verdict, outputs = run_draw(programs, compiled, args, task.recipe)
         verdict.draw = i
         verdict.magnitude = task.magnitudes[i] if i < len(task.magnitudes) else None
         verdicts.append(verdict)
         kept.append(outputs)
     worst = oracle.most_severe(verdicts)
-    result: dict[str, Any] = {"verdict": worst.to_dict(),
-                              "scores": [v.score for v in verdicts]}  # per draw: guided search
-    if task.keep_outputs and worst.draw is not None:
-        result["outputs"] = kept[worst.draw]
-    return result
+    outputs = kept[worst.draw] if task.keep_outputs and worst.draw is not None else {}
+    return RunResult(worst, [v.score for v in verdicts], outputs)
 
 
 def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
-             overrides: dict, judged_by: str = "float64",
-             training: bool = False) -> tuple[Verdict, dict]:
-    """One draw's verdict and outputs. ``training``: forward and backward
+             recipe: Recipe) -> tuple[Verdict, dict]:
+    """One draw's verdict and outputs. A training recipe runs forward and backward
     (``rules.forward_backward``); the gradients are judged after the outputs, and the outputs
     judged are the training graph's."""
+    training = recipe.surface.training
     run = rules.forward_backward if training else _forward
     arity = len(programs.graph.outputs)
     try:
@@ -175,24 +146,24 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         if training:
             again = [*again, *run(programs.model, args)[arity:]]
     except Exception as err:  # a generator bug, not a compiler bug: never a finding
-        return Verdict("skip", message=f"eager failed: {type(err).__name__}: {err}"), {}
+        return Verdict(Kind.SKIP, message=f"eager failed: {type(err).__name__}: {err}"), {}
     if not oracle.bitwise_equal(eager_all, again):
-        return Verdict("skip", message="eager is nondeterministic on this input"), {}
-    absent = config.missing(overrides)
+        return Verdict(Kind.SKIP, message="eager is nondeterministic on this input"), {}
+    absent = config.missing(recipe.config)
     if absent:  # a knob this torch does not have: nothing was tested, nothing crashed
-        return Verdict("skip", message=f"{HARNESS_ERROR}: not in this torch: "
-                                       f"{', '.join(absent)}"), {}
-    patched = inductor_config(overrides)  # refuses a knob outside the allowlist: not a crash
+        return harness_error(f"not in this torch: {', '.join(absent)}"), {}
+    patched = inductor_config(recipe.config)  # refuses a knob outside the allowlist
     try:
         with patched:
             out_all = run(compiled, args)
     except Exception as err:
-        return Verdict("crash", message=_error_line(err), frames=rules.torch_frames(err)), \
+        return Verdict(Kind.CRASH, message=error_line(err), frames=rules.torch_frames(err)), \
             {"eager": eager_all}
     values = rules.float64_run(programs.trace, args)
     ref_all = [values[o] for o in programs.graph.outputs]
     out = out_all[:arity] if training else out_all  # a wrong arity is a meta finding
-    verdict = policy.judge_graph(programs.graph, eager, out, values, eager_values, judged_by)
+    verdict = semantics.judge_graph(programs.graph, eager, out, values, eager_values,
+                                    recipe.policy)
     if training:
         ref_all += rules.float64_run(lambda *wide: run(programs.model, wide), args)[arity:]
         floats = [n for n, t in zip(programs.graph.input_ids(), args) if t.is_floating_point()]
@@ -208,7 +179,7 @@ def _forward(fn: Callable, args: list[torch.Tensor]) -> list[torch.Tensor]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _error_line(err: BaseException) -> str:
+def error_line(err: BaseException) -> str:
     """The exception's type and first meaningful line: what a crash signature keys on."""
     lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
     first = lines[0] if lines else ""

@@ -31,9 +31,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, BinaryIO
 
 from fuzzer.errors import HarnessError
+from fuzzer.judge.kinds import Kind
+
+if TYPE_CHECKING:  # torch is imported in the child, and by the driver only when a reply comes
+    from fuzzer.execute.runner import RunResult, Task
 
 HEADER = struct.Struct("<Q")
 READY = b"ready"
@@ -62,7 +66,7 @@ NEVER = Recycle(None, None, False)  # one worker for as long as the runner lives
 class WorkerLost(RuntimeError):
     """The worker died or hung; ``kind`` is ``crash`` or ``timeout``."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: Kind, message: str) -> None:
         super().__init__(message)
         self.kind = kind
 
@@ -105,7 +109,7 @@ class Worker:
                 self.kill()
                 raise HarnessError(first[len(UNUSABLE):].decode(errors="replace"))
             if first != READY:
-                raise WorkerLost("crash", "worker did not start")
+                raise WorkerLost(Kind.CRASH, "worker did not start")
             self.started = True
 
     def run(self, payload: bytes, timeout: float) -> bytes:
@@ -115,7 +119,7 @@ class Worker:
             self.proc.stdin.write(HEADER.pack(len(payload)) + payload)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise self._lost("crash") from None
+            raise self._lost(Kind.CRASH) from None
         return self._read(timeout)
 
     def _read(self, timeout: float) -> bytes:
@@ -129,18 +133,18 @@ class Worker:
         while got < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise self._lost("timeout")
+                raise self._lost(Kind.TIMEOUT)
             chunk = os.read(fd, min(n - got, 1 << 20))
             if not chunk:
-                raise self._lost("crash")
+                raise self._lost(Kind.CRASH)
             chunks.append(chunk)
             got += len(chunk)
         return b"".join(chunks)
 
-    def _lost(self, kind: str) -> WorkerLost:
+    def _lost(self, kind: Kind) -> WorkerLost:
         self.kill()
         code = self.proc.returncode
-        if kind == "timeout":
+        if kind == Kind.TIMEOUT:
             message = "no answer before the per-case timeout"
         elif code is not None and code < 0:
             message = f"worker killed by {signal.Signals(-code).name}"
@@ -236,8 +240,9 @@ class Runner:
             self.worker = Worker(**self.options)
             self.served = 0
 
-    def run(self, task: Any) -> dict:
-        """Run a runner.Task; a lost worker becomes a crash/timeout verdict and a fresh worker."""
+    def run(self, task: Task) -> RunResult:
+        """Run a task; a lost worker becomes a crash/timeout verdict and a fresh worker."""
+        from fuzzer.execute.runner import RunResult
 
         self.start()
         try:
@@ -246,7 +251,7 @@ class Runner:
         except WorkerLost as lost:
             self.worker.close()
             self.worker = None
-            return {"verdict": {"kind": lost.kind, "message": str(lost)}}
+            return RunResult.lost(lost.kind, str(lost))
         self.served += 1
         if self._worn_out():
             self.close()
@@ -255,7 +260,7 @@ class Runner:
 
         import torch
 
-        return torch.load(io.BytesIO(reply), weights_only=True)
+        return RunResult.from_dict(torch.load(io.BytesIO(reply), weights_only=True))
 
     def _worn_out(self) -> bool:
         """Has the current worker served its ``recycle.cases`` or passed its memory limit?"""
@@ -323,7 +328,7 @@ def default_cuda_workers(chosen: Sequence[int] | None = None) -> int:
 # ---------------------------------------------------------------- the child side
 
 
-def send_frame(out: Any, data: bytes) -> None:
+def send_frame(out: BinaryIO, data: bytes) -> None:
     out.write(HEADER.pack(len(data)) + data)
     out.flush()
 
@@ -347,7 +352,7 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
                    f"(CUDA_VISIBLE_DEVICES={seen})".encode())
         return
     if warmup:
-        runner.compile_model(lambda x: torch.sin(x) + 1, "inductor")(torch.ones(4))
+        runner.Recipe().compile(lambda x: torch.sin(x) + 1)(torch.ones(4))
         torch._dynamo.reset()
 
     send_frame(out, READY)
@@ -355,15 +360,14 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
         head = inp.read(HEADER.size)
         if len(head) < HEADER.size:
             return
-        task = runner.Task.from_bytes(inp.read(HEADER.unpack(head)[0]))
         try:
+            task = runner.Task.from_bytes(inp.read(HEADER.unpack(head)[0]))
             run = original.run_original if task.model_file else runner.run_task
             result = run(task)
         except Exception as err:  # a harness error on this task: report it, keep serving
-            result = {"verdict": {"kind": "skip",
-                                  "message": f"{runner.HARNESS_ERROR}: {runner._error_line(err)}"}}
+            result = runner.RunResult(runner.harness_error(runner.error_line(err)))
         buf = io.BytesIO()
-        torch.save(result, buf)
+        torch.save(result.to_dict(), buf)
         send_frame(out, buf.getvalue())
 
 

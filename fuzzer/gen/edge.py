@@ -65,7 +65,7 @@ def has_kernel(name: str, dtype: str) -> bool:
 def special_step(b: Builder, y: int, shape: tuple[int, ...]) -> int:
     roll = b.rng.random()
     if roll < 0.6:
-        dtype = b.graph.node(y)["dtype"]
+        dtype = b.graph.node(y).dtype
         names = [n for n in (*ops.EDGE_UNARY, *FLOAT_ONLY_UNARY) if has_kernel(n, dtype)]
         return b.op(b.pick(names), y)
     if roll < 0.72:
@@ -124,7 +124,7 @@ def integer_body(b: Builder) -> tuple[int, list[int]]:
 
 
 def integer_step(b: Builder, y: int, shape: tuple[int, ...]) -> int | None:
-    dtype = b.graph.node(y)["dtype"]
+    dtype = b.graph.node(y).dtype
     current = b.shape(y)
     integral = dtype not in ops.FLOAT_DTYPES
     roll = b.rng.random()

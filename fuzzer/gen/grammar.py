@@ -53,10 +53,10 @@ class Builder:
     def accepts(self, name: str, *inputs: int, **attrs: object) -> bool:
         """Would op ``name`` take these inputs (their shapes and dtypes, by its rules)?"""
         nodes = [self.graph.node(i) for i in inputs]
-        return ops.accepts(name, [n["shape"] for n in nodes], [n["dtype"] for n in nodes], attrs)
+        return ops.accepts(name, [n.shape for n in nodes], [n.dtype for n in nodes], attrs)
 
     def shape(self, node_id: int) -> tuple[int, ...]:
-        return self.graph.node(node_id)["shape"]
+        return self.graph.node(node_id).shape
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p

@@ -31,26 +31,26 @@ def _generator(seed: int) -> torch.Generator:
 
 def edges_for(graph: Graph, node_id: int) -> tuple[float, ...]:
     """The domain edges of the ops reading this input as their first argument."""
-    dtype = ops.torch_dtype(graph.node(node_id)["dtype"])
+    dtype = ops.torch_dtype(graph.node(node_id).dtype)
     if not dtype.is_floating_point:
         return ()
     info = torch.finfo(dtype)
     found: list[float] = []
     for user in sorted(graph.g.successors(node_id)):
         data = graph.node(user)
-        spec = ops.REGISTRY.get(data["op"])
-        if spec is not None and spec.edges is not None and data["inputs"][:1] == [node_id]:
+        spec = ops.REGISTRY.get(data.op)
+        if spec is not None and spec.edges is not None and data.inputs[:1] == [node_id]:
             found += [e for e in spec.edges(info) if math.isfinite(e)]
     return tuple(found)
 
 
 def _activation(graph: Graph, node_id: int, domain: str, gen: torch.Generator) -> torch.Tensor:
     node = graph.node(node_id)
-    dtype = ops.torch_dtype(node["dtype"])
-    attrs = node["attrs"]
+    dtype = ops.torch_dtype(node.dtype)
+    attrs = node.attrs
     if attrs.get("role") == "index":  # in range by construction: out of range is an eager error
-        return torch.randint(0, int(attrs["bound"]), node["shape"], generator=gen)
-    value = domains.fill(node["shape"], dtype, domain, gen, edges_for(graph, node_id))
+        return torch.randint(0, int(attrs["bound"]), node.shape, generator=gen)
+    value = domains.fill(node.shape, dtype, domain, gen, edges_for(graph, node_id))
     if attrs.get("role") == "divisor" and not dtype.is_floating_point:
         # x // 0 raises, and INT_MIN // -1 kills the process with SIGFPE in eager itself.
         value = torch.where((value == 0) | (value == -1), torch.full_like(value, 3), value)
@@ -58,7 +58,7 @@ def _activation(graph: Graph, node_id: int, domain: str, gen: torch.Generator) -
 
 
 def _weight(node: dict, gen: torch.Generator) -> torch.Tensor:
-    shape, role = node["shape"], node["attrs"].get("role", "w")
+    shape, role = node.shape, node.attrs.get("role", "w")
     if role == "mask":
         mask = torch.rand(shape, generator=gen) < 0.25
         mask[..., 0] = False  # never mask a whole row: eager would give NaN, which is no finding
@@ -77,7 +77,7 @@ def _weight(node: dict, gen: torch.Generator) -> torch.Tensor:
         angles = torch.outer(torch.arange(positions, dtype=torch.float64), freqs)
         angles = torch.cat((angles, angles), dim=-1)
         return torch.cos(angles) if role == "cos" else torch.sin(angles)
-    fan_in = node["attrs"].get("fan_in", shape[-1] if shape else 1)
+    fan_in = node.attrs.get("fan_in", shape[-1] if shape else 1)
     return torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(max(fan_in, 1))
 
 
@@ -91,8 +91,8 @@ def draw_weights(graph: Graph, seed: int) -> Inputs:
     out = {}
     for node_id in graph.input_ids():
         node = graph.node(node_id)
-        if node["attrs"].get("role", "x") not in ACTIVATIONS:
-            out[str(node_id)] = _cast(_weight(node, gen), node["dtype"])
+        if node.role not in ACTIVATIONS:
+            out[str(node_id)] = _cast(_weight(node, gen), node.dtype)
     return out
 
 
@@ -103,7 +103,7 @@ def draw_activations(graph: Graph, seed: int, domain: str) -> Inputs:
     gen = _generator(seed)
     return {str(node_id): _activation(graph, node_id, domain, gen)
             for node_id in graph.input_ids()
-            if graph.node(node_id)["attrs"].get("role", "x") in ACTIVATIONS}
+            if graph.node(node_id).role in ACTIVATIONS}
 
 
 def draws(graph: Graph, seed: int, count: int,
@@ -137,10 +137,10 @@ def draws_around(graph: Graph, known: Inputs, seed: int, count: int) -> list[tup
         values = dict(drawn)
         for node_id in graph.input_ids():
             key = str(node_id)
-            if key not in known or tuple(known[key].shape) != graph.node(node_id)["shape"]:
+            if key not in known or tuple(known[key].shape) != graph.node(node_id).shape:
                 continue
             value = known[key]
-            if graph.node(node_id)["attrs"].get("role", "x") == "x" and i > 0:
+            if graph.node(node_id).role == "x" and i > 0:
                 value = _rescaled(value, magnitude, drawn[key])
             values[key] = value
         result.append(("user" if i == 0 else magnitude, values))

@@ -57,12 +57,12 @@ def mutate(seed_graph: Graph, seed: int, edits: int | None = None,
 
 def _float_values(graph: Graph) -> list[int]:
     """Nodes (inputs included) holding floating tensors: where edits may attach."""
-    return [n for n in graph.order() if graph.node(n)["dtype"] in ops.FLOAT_DTYPES
-            and (graph.node(n)["op"] != "input" or graph.node(n)["attrs"].get("role") == "x")]
+    return [n for n in graph.order() if graph.node(n).dtype in ops.FLOAT_DTYPES
+            and (not graph.node(n).is_input or graph.node(n).attrs.get("role") == "x")]
 
 
 def _builder(graph: Graph, rng: random.Random, node: int) -> grammar.Builder:
-    b = grammar.Builder(rng, graph.node(node)["dtype"])
+    b = grammar.Builder(rng, graph.node(node).dtype)
     b.graph = graph
     return b
 
@@ -93,13 +93,13 @@ def insert_op(graph: Graph, rng: random.Random) -> bool:
 
 def replace_op(graph: Graph, rng: random.Random) -> bool:
     """An elementwise op could be any other: swap it, keeping its inputs and consumers."""
-    candidates = [n for n in graph.op_ids() if graph.node(n)["op"] in REPLACEABLE]
+    candidates = [n for n in graph.op_ids() if graph.node(n).op in REPLACEABLE]
     if not candidates:
         return False
     node = graph.node(rng.choice(candidates))
-    choice = rng.choice([op for op in REPLACEABLE if op != node["op"]])
-    node["op"] = choice
-    node["attrs"] = {"approximate": rng.choice(["none", "tanh"])} if choice == "gelu" else {}
+    choice = rng.choice([op for op in REPLACEABLE if op != node.op])
+    node.op = choice
+    node.attrs = {"approximate": rng.choice(["none", "tanh"])} if choice == "gelu" else {}
     return True
 
 
@@ -111,8 +111,8 @@ def rewire(graph: Graph, rng: random.Random) -> bool:
     a = rng.choice(values)
     below = nx.descendants(graph.g, a)
     partners = [b for b in values if b not in below
-                and graph.node(b)["dtype"] == graph.node(a)["dtype"]
-                and _broadcasts_to(graph.node(b)["shape"], graph.node(a)["shape"])]
+                and graph.node(b).dtype == graph.node(a).dtype
+                and _broadcasts_to(graph.node(b).shape, graph.node(a).shape)]
     if not partners:
         return False
     first_new = graph._next_id
@@ -130,7 +130,7 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 def add_head(graph: Graph, rng: random.Random) -> bool:
     """A discrete view of an inner value becomes one more output."""
-    values = [n for n in _float_values(graph) if graph.node(n)["op"] != "input"]
+    values = [n for n in _float_values(graph) if not graph.node(n).is_input]
     if not values:
         return False
     target = rng.choice(values)
@@ -146,17 +146,17 @@ def nudge_constant(graph: Graph, rng: random.Random) -> bool:
     """A constant decides which side of a boundary a value lands on: move one."""
     import math
 
-    places = [(n, key) for n in graph.op_ids() for key, value in graph.node(n)["attrs"].items()
+    places = [(n, key) for n in graph.op_ids() for key, value in graph.node(n).attrs.items()
               if type(value) is float and math.isfinite(value) and value != 0.0]
     if not places:
         return False
     node, key = rng.choice(places)
-    value = graph.node(node)["attrs"][key]
+    value = graph.node(node).attrs[key]
     if rng.random() < 0.5:
         moved = value * rng.choice([0.5, 0.75, 1.5, 2.0])
     else:
         moved = math.nextafter(value, rng.choice([math.inf, -math.inf]))
-    graph.node(node)["attrs"][key] = moved
+    graph.node(node).attrs[key] = moved
     return True
 
 

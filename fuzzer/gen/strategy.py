@@ -102,7 +102,7 @@ def _small(body: Callable[[Builder], tuple[int, list[int]]], seed: int, dtype: s
     b = Builder(random.Random(seed), dtype)
     y, taps = body(b)
     outputs = [y]
-    if b.graph.node(y)["dtype"] in ops.FLOAT_DTYPES and b.chance(0.4):
+    if b.graph.node(y).dtype in ops.FLOAT_DTYPES and b.chance(0.4):
         if b.chance(0.2):
             outputs = [b.op("frexp", y, pick=1)]  # the exponent: an int32 head
         else:
@@ -110,7 +110,7 @@ def _small(body: Callable[[Builder], tuple[int, list[int]]], seed: int, dtype: s
     if b.chance(0.3):
         outputs.append(b.pick(taps[1:] or taps))
     b.graph.outputs = list(dict.fromkeys(o for o in outputs
-                                         if b.graph.node(o)["op"] != "input"))
+                                         if not b.graph.node(o).is_input))
     if not b.graph.outputs:  # every step was refused: the input as int64
         b.graph.outputs = [b.op("cast", taps[0], to="int64")]
     b.graph.remove_dead()
@@ -121,9 +121,9 @@ def for_training(graph: Graph) -> Graph:
     """The graph with the float value under each discrete head as an output too: a training run
     differentiates float outputs only, and a model ending in encoding heads has none."""
     graph = graph.copy()
-    floats = [graph.node(o)["inputs"][0] for o in graph.outputs
-              if graph.node(o)["dtype"] not in ops.FLOAT_DTYPES and graph.node(o)["inputs"]
-              and graph.node(graph.node(o)["inputs"][0])["dtype"] in ops.FLOAT_DTYPES]
+    floats = [graph.node(o).inputs[0] for o in graph.outputs
+              if graph.node(o).dtype not in ops.FLOAT_DTYPES and graph.node(o).inputs
+              and graph.node(graph.node(o).inputs[0]).dtype in ops.FLOAT_DTYPES]
     graph.outputs = list(dict.fromkeys([*graph.outputs, *floats]))
     return graph
 

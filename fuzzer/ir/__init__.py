@@ -1,8 +1,9 @@
 """Stage 1, the graph IR: what a program is, and the only thing later stages pass around.
 
 Owns the op registry (``ops``: arity, shape and dtype rules, source templates, the discontinuity of
-each discrete head), generic calls for ops outside it (``generic``), the ``Graph`` itself
-(``graph``), its canonical form and hash (``canon``), and IR -> Python source (``render``).
+each discrete head, each op's input domain and the torch calls it captures), generic calls for ops
+outside it (``generic``), the ``Graph`` of typed ``Node``s with its one canonical form and hash
+(``graph``: ``canonical_order``, ``digest``, ``op_chain``), and IR -> Python source (``render``).
 Imports nothing from numfuzz outside this package.
 """
 

@@ -1,9 +1,10 @@
 """The graph IR: the one thing passed between generator, renderer, runner, minimizer and triage.
 
-A ``Graph`` wraps a networkx DiGraph whose nodes carry ``op`` (a registry name), ``attrs`` (plain
-values), ``inputs`` (ordered node ids: an op may read the same value twice, which a DiGraph edge
-cannot say) and the inferred ``shape`` and ``dtype``. It serializes to a plain dict of ints, strings
-and lists, so case files never hold pickled classes.
+A ``Graph`` wraps a networkx DiGraph (which holds the wiring networkx's algorithms walk) whose
+nodes each carry one ``Node``: ``op`` (a registry name), ``attrs`` (plain values), ``inputs``
+(ordered node ids: an op may read the same value twice, which a DiGraph edge cannot say) and the
+inferred ``shape`` and ``dtype``. It serializes to a plain dict of ints, strings and lists, so
+case files never hold pickled classes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -18,6 +20,37 @@ import networkx as nx
 from fuzzer.ir import ops
 
 IR_VERSION = 1
+
+
+@dataclass
+class Node:
+    """One graph node: an op applied to earlier nodes, or a graph input (op ``input``)."""
+
+    id: int
+    op: str
+    inputs: list[int] = field(default_factory=list)
+    attrs: dict = field(default_factory=dict)
+    shape: ops.Shape = ()  # inferred from the inputs' (an input carries its own)
+    dtype: str = ""
+
+    @property
+    def is_input(self) -> bool:
+        return self.op == "input"
+
+    @property
+    def role(self) -> str:
+        """An input's role: ``x`` an activation, ``w`` a weight; the grammar may name others."""
+        return str(self.attrs.get("role", "x"))
+
+    @property
+    def label(self) -> str:
+        """How the node reads in op chains and signatures (``ops.label``)."""
+        return ops.label(self.op, self.attrs)
+
+    @property
+    def spec(self) -> ops.OpSpec | None:
+        """Its registry entry (None for an op the registry does not hold)."""
+        return ops.REGISTRY.get(self.op)
 
 
 class Graph:
@@ -39,20 +72,23 @@ class Graph:
         for src in inputs:
             if src not in self.g:
                 raise ops.InvalidGraph(f"node {node_id} reads missing node {src}")
-        self.g.add_node(node_id, op=op, attrs=attrs, inputs=inputs, shape=shape, dtype=dtype)
-        for src in inputs:
-            self.g.add_edge(src, node_id)
+        self._put(Node(node_id, op, inputs, attrs, tuple(shape or ()), dtype or ""))
         if op != "input":
             self._infer_node(node_id)
         return node_id
 
+    def _put(self, node: Node) -> None:
+        self.g.add_node(node.id, node=node)
+        for src in node.inputs:
+            self.g.add_edge(src, node.id)
+
     def _infer_node(self, node_id: int) -> None:
-        node = self.g.nodes[node_id]
-        if node["op"] == "input":  # inputs carry their own shape and dtype
+        node = self.node(node_id)
+        if node.is_input:  # inputs carry their own shape and dtype
             return
-        shapes = [self.g.nodes[i]["shape"] for i in node["inputs"]]
-        dtypes = [self.g.nodes[i]["dtype"] for i in node["inputs"]]
-        node["shape"], node["dtype"] = ops.infer(node["op"], shapes, dtypes, node["attrs"])
+        ins = [self.node(i) for i in node.inputs]
+        node.shape, node.dtype = ops.infer(node.op, [i.shape for i in ins],
+                                           [i.dtype for i in ins], node.attrs)
 
     def infer(self) -> None:
         """Re-derive every shape and dtype from the inputs; InvalidGraph if any rule fails."""
@@ -61,32 +97,36 @@ class Graph:
 
     # ------------------------------------------------------------ reading
 
-    def node(self, node_id: int) -> dict:
-        return self.g.nodes[node_id]
+    def node(self, node_id: int) -> Node:
+        return self.g.nodes[node_id]["node"]
+
+    def nodes(self) -> list[Node]:
+        """Every node, in ``order``."""
+        return [self.node(n) for n in self.order()]
 
     def order(self) -> list[int]:
         """Topological order, ties broken by id so that rendering is deterministic."""
         return list(nx.lexicographical_topological_sort(self.g))
 
     def input_ids(self) -> list[int]:
-        return [n for n in self.order() if self.g.nodes[n]["op"] == "input"]
+        return [n for n in self.order() if self.node(n).is_input]
 
     def op_ids(self) -> list[int]:
-        return [n for n in self.order() if self.g.nodes[n]["op"] != "input"]
+        return [n for n in self.order() if not self.node(n).is_input]
 
     def consumers(self, node_id: int) -> list[int]:
         return sorted(self.g.successors(node_id))
 
     def var(self, node_id: int) -> str:
         """The Python name of a node's value: ``x3`` for activations, ``w3`` for parameters."""
-        node = self.g.nodes[node_id]
-        if node["op"] == "input":
-            return ("x" if node["attrs"].get("role", "x") == "x" else "p") + str(node_id)
+        node = self.node(node_id)
+        if node.is_input:
+            return ("x" if node.role == "x" else "p") + str(node_id)
         return f"v{node_id}"
 
     def op_names(self) -> list[str]:
         """Op per node in order; a generic call reads as its target (``F.pad``)."""
-        return [ops.label(self.g.nodes[n]["op"], self.g.nodes[n]["attrs"]) for n in self.op_ids()]
+        return [self.node(n).label for n in self.op_ids()]
 
     def __len__(self) -> int:
         return len(self.op_ids())
@@ -100,19 +140,11 @@ class Graph:
         """Make every consumer (and output slot) of ``old`` read ``new`` instead; with ``users``,
         only those consumers (a node spliced in after ``old`` keeps reading it)."""
         for user in self.consumers(old) if users is None else list(users):
-            node = self.g.nodes[user]
-            node["inputs"] = [new if i == old else i for i in node["inputs"]]
+            node = self.node(user)
+            node.inputs = [new if i == old else i for i in node.inputs]
             self.g.remove_edge(old, user)
             self.g.add_edge(new, user)
         self.outputs = [new if o == old else o for o in self.outputs]
-
-    def set_input(self, node_id: int, position: int, new: int) -> None:
-        node = self.g.nodes[node_id]
-        old = node["inputs"][position]
-        node["inputs"][position] = new
-        if old not in node["inputs"]:
-            self.g.remove_edge(old, node_id)
-        self.g.add_edge(new, node_id)
 
     def remove_dead(self) -> None:
         """Drop nodes no output depends on (inputs included, so dead arguments vanish too)."""
@@ -126,8 +158,9 @@ class Graph:
         mapping = {old: new for new, old in enumerate(canonical_order(self))}
         self.g = nx.relabel_nodes(self.g, mapping)
         for node_id in self.g:
-            node = self.g.nodes[node_id]
-            node["inputs"] = [mapping[i] for i in node["inputs"]]
+            node = self.node(node_id)
+            node.id = node_id
+            node.inputs = [mapping[i] for i in node.inputs]
         self.outputs = [mapping[o] for o in self.outputs]
         self._next_id = len(mapping)
         return mapping
@@ -135,17 +168,9 @@ class Graph:
     # ------------------------------------------------------------ serialization
 
     def to_dict(self) -> dict:
-        nodes = []
-        for node_id in self.order():
-            node = self.g.nodes[node_id]
-            nodes.append({
-                "id": node_id,
-                "op": node["op"],
-                "inputs": list(node["inputs"]),
-                "attrs": _plain(node["attrs"]),
-                "shape": list(node["shape"]),
-                "dtype": node["dtype"],
-            })
+        nodes = [{"id": node.id, "op": node.op, "inputs": list(node.inputs),
+                  "attrs": _plain(node.attrs), "shape": list(node.shape), "dtype": node.dtype}
+                 for node in self.nodes()]
         return {"ir_version": IR_VERSION, "nodes": nodes, "outputs": list(self.outputs)}
 
     @classmethod
@@ -165,22 +190,18 @@ class Graph:
                 for src in srcs:  # only earlier nodes: no self-reads, no cycles
                     if src not in graph.g:
                         raise ops.InvalidGraph(f"node {node_id} reads unknown node {src}")
-                graph.g.add_node(node_id, op=str(raw["op"]), attrs=attrs, inputs=srcs,
-                                 shape=tuple(int(s) for s in raw["shape"]),
-                                 dtype=str(raw["dtype"]))
-                for src in srcs:
-                    graph.g.add_edge(src, node_id)
+                graph._put(Node(node_id, str(raw["op"]), srcs, attrs,
+                                tuple(int(s) for s in raw["shape"]), str(raw["dtype"])))
                 graph._next_id = max(graph._next_id, node_id + 1)
             graph.outputs = [int(o) for o in data["outputs"]]
             if not graph.outputs or any(o not in graph.g for o in graph.outputs):
                 raise ops.InvalidGraph("graph has no valid outputs")
             for node_id in graph.input_ids():
-                ops.torch_dtype(graph.node(node_id)["dtype"])
+                ops.torch_dtype(graph.node(node_id).dtype)
             graph.infer()  # shape rules read attrs: a missing or mistyped one is malformed too
             for node_id in graph.op_ids():  # and every node renders: templates read attrs too
                 node = graph.node(node_id)
-                ops.spec(node["op"]).render([f"a{i}" for i in range(len(node["inputs"]))],
-                                            node["attrs"])
+                ops.spec(node.op).render([f"a{i}" for i in range(len(node.inputs))], node.attrs)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
                 RuntimeError, RecursionError) as err:
             if isinstance(err, ops.InvalidGraph):
@@ -220,7 +241,7 @@ def canonical_order(graph: Graph) -> list[int]:
                 order.append(node)
                 continue
             stack.append((node, True))
-            for arg in reversed(graph.node(node)["inputs"]):
+            for arg in reversed(graph.node(node).inputs):
                 if arg not in seen:
                     stack.append((arg, False))
     return order + [n for n in graph.order() if n not in seen]
@@ -234,9 +255,8 @@ def op_chain(graph: Graph) -> list[str]:
     chain = []
     for node in order:
         data = graph.node(node)
-        args = ",".join(f"%{position[a]}" for a in data["inputs"])
-        label = ops.label(data["op"], data["attrs"])
-        text = "input" if data["op"] == "input" else f"{label}({args})"
+        args = ",".join(f"%{position[a]}" for a in data.inputs)
+        text = "input" if data.is_input else f"{data.label}({args})"
         if node in graph.outputs:
             text += f"->out{graph.outputs.index(node)}"
         chain.append(text)
@@ -245,8 +265,7 @@ def op_chain(graph: Graph) -> list[str]:
 
 def readable_chain(graph: Graph, limit: int = 8) -> str:
     """``gelu → e8m0`` for titles: the ops in canonical order, long chains elided."""
-    names = [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
-             for n in canonical_order(graph) if graph.node(n)["op"] != "input"]
+    names = [graph.node(n).label for n in canonical_order(graph) if not graph.node(n).is_input]
     if len(names) > limit:
         names = names[:limit // 2] + ["…"] + names[-(limit // 2):]
     return " → ".join(names)

@@ -302,6 +302,12 @@ class OpSpec:
     # overflows or saturates), as a function of the working dtype's finfo. The ``edges`` input
     # domain (gen.domains) draws there.
     edges: Callable[[torch.finfo], tuple[float, ...]] | None = None
+    # The torch calls a captured model makes that this op renders exactly (generic target names:
+    # ``torch.erf``, ``Tensor.transpose``, ``operator.add``), and how such a call's plain-data
+    # arguments become this op's attrs (``lift``: None when the call's form is not one it
+    # renders bit for bit; default ``lift_exact``). ``user.lift`` reads both.
+    captures: tuple[str, ...] = field(default=())
+    lift: Callable[[list, dict], dict | None] | None = None
 
     def render(self, args: list[str], attrs: dict) -> str:
         if self.arity >= 0 and len(args) != self.arity:
@@ -713,6 +719,129 @@ unary("to_int32", "{0}.to(torch.int32)", category="head", dtype_rule=float_in("i
 
 # Graph inputs: activations, weights and masks arrive as function arguments.
 register(OpSpec("input", 0, "", dtype_rule=same_dtype, category="input", attrs=("role",)))
+
+
+# ---------------------------------------------------------------- what a captured call is
+# A captured model's calls arrive as generic ``call`` nodes (``fuzzer.ir.generic``): a target name
+# and plain-data arguments, a tensor input written ``{"in": k}``. Where a registry op renders the
+# very same computation, capture lifts the call to it (``user.lift``), so the oracle knows its
+# boundary and the minimizer its category. Each lift returns the op's attrs, or None when the
+# call's form differs from what the op renders.
+
+TENSOR = {"in": 0}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def lift_exact(arity: int) -> Callable[[list, dict], dict | None]:
+    """``f(t0, t1, …)``: the tensors in order, nothing else."""
+    def lift(args: list, kwargs: dict) -> dict | None:
+        return {} if args == [{"in": i} for i in range(arity)] and not kwargs else None
+
+    return lift
+
+
+def lift_not_inplace(args: list, kwargs: dict) -> dict | None:
+    """``F.relu(x)`` / ``F.silu(x, inplace=False)``."""
+    return {} if args == [TENSOR] and set(kwargs) <= {"inplace"} \
+        and not kwargs.get("inplace") else None
+
+
+def lift_gelu(args: list, kwargs: dict) -> dict | None:
+    if args != [TENSOR] or not set(kwargs) <= {"approximate"}:
+        return None
+    return {"approximate": kwargs.get("approximate", "none")}
+
+
+def lift_scalar(commutative: bool, as_float: bool = False) -> Callable[[list, dict],
+                                                                         dict | None]:
+    """``x * 2.0`` (and ``2.0 * x`` where that is the same bits): the scalar is ``value``."""
+    def lift(args: list, kwargs: dict) -> dict | None:
+        if len(args) != 2 or kwargs:
+            return None
+        a, b = args
+        if a == TENSOR and _number(b):
+            return {"value": float(b) if as_float else b}
+        if commutative and b == TENSOR and _number(a):
+            return {"value": float(a) if as_float else a}
+        return None
+
+    return lift
+
+
+def lift_clamp(args: list, kwargs: dict) -> dict | None:
+    if len(args) == 3 and args[0] == TENSOR and not kwargs and _number(args[1]) \
+            and _number(args[2]):
+        return {"lo": args[1], "hi": args[2]}
+    return None
+
+
+def lift_transpose(args: list, kwargs: dict) -> dict | None:
+    if len(args) == 3 and args[0] == TENSOR and not kwargs:
+        return {"dim0": args[1], "dim1": args[2]}
+    return None
+
+
+def lift_softmax(args: list, kwargs: dict) -> dict | None:
+    dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+    if args[:1] == [TENSOR] and isinstance(dim, int) and kwargs.get("dtype") is None \
+            and len(args) <= 2:
+        return {"dim": dim}
+    return None
+
+
+def lift_conv2d(args: list, kwargs: dict) -> dict | None:
+    """``F.conv2d(x, w, b, ...)`` with square stride and padding, no dilation."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    given = dict(zip(names, args)) | kwargs
+    if [given.get(n) for n in names[:3]] != [{"in": 0}, {"in": 1}, {"in": 2}]:
+        return None
+
+    def square(v: Any, default: int) -> int | None:
+        v = default if v is None else v
+        v = list(v) if isinstance(v, (list, tuple)) else [v, v]
+        return v[0] if len(v) == 2 and v[0] == v[1] and isinstance(v[0], int) else None
+
+    stride, padding = square(given.get("stride"), 1), square(given.get("padding"), 0)
+    dilation, groups = square(given.get("dilation"), 1), given.get("groups", 1)
+    if None in (stride, padding) or dilation != 1 or not isinstance(groups, int):
+        return None
+    return {"stride": stride, "padding": padding, "groups": groups}
+
+
+def _captures(name: str, *targets: str,
+              lift: Callable[[list, dict], dict | None] | None = None) -> None:
+    REGISTRY[name] = replace(REGISTRY[name], captures=targets, lift=lift)
+
+
+for _name in ("erf", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "log2", "sqrt", "rsqrt",
+              "floor", "ceil", "round", "trunc", "sign"):
+    _captures(_name, f"torch.{_name}", f"Tensor.{_name}", f"torch.special.{_name}")
+_captures("relu", "torch.relu", "Tensor.relu", "F.relu", lift=lift_not_inplace)
+_captures("silu", "F.silu", lift=lift_not_inplace)
+_captures("gelu", "F.gelu", lift=lift_gelu)
+for _name, _target, _commutes in (("mul_scalar", "operator.mul", True),
+                                  ("add_scalar", "operator.add", True),
+                                  ("div_scalar", "operator.truediv", False)):
+    _captures(_name, _target, lift=lift_scalar(_commutes))
+_captures("gt_scalar", "operator.gt", lift=lift_scalar(False, as_float=True))
+for _name, _targets in (("add", ("operator.add",)), ("sub", ("operator.sub",)),
+                        ("mul", ("operator.mul",)), ("div", ("operator.truediv",)),
+                        ("maximum", ("torch.maximum",)), ("minimum", ("torch.minimum",)),
+                        ("gt", ("operator.gt",)), ("matmul", ("torch.matmul", "operator.matmul")),
+                        ("linear", ("F.linear",))):
+    _captures(_name, *_targets)
+_captures("clamp", "torch.clamp", lift=lift_clamp)
+_captures("transpose", "Tensor.transpose", lift=lift_transpose)
+_captures("softmax", "torch.softmax", "F.softmax", "Tensor.softmax", lift=lift_softmax)
+_captures("conv2d", "F.conv2d", lift=lift_conv2d)
+
+
+def capturing(target: str) -> list[OpSpec]:
+    """The registry ops a captured call of ``target`` may be lifted to."""
+    return [op for op in REGISTRY.values() if target in op.captures]
 
 
 def spec(name: str) -> OpSpec:

@@ -20,8 +20,8 @@ def _body(graph: Graph) -> list[str]:
     lines = []
     for node_id in graph.op_ids():
         node = graph.node(node_id)
-        args = [graph.var(i) for i in node["inputs"]]
-        expr = ops.spec(node["op"]).render(args, node["attrs"])
+        args = [graph.var(i) for i in node.inputs]
+        expr = ops.spec(node.op).render(args, node.attrs)
         lines.append(f"    {graph.var(node_id)} = {expr}")
     return lines
 

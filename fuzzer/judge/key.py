@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import OutputVerdict, Verdict
-
-RAISED = ("crash", "timeout")  # kinds told apart by the exception, not by an output
 
 
 @dataclass(frozen=True)
 class DivergenceKey:
-    kind: str  # a strong int-flip and a weak-flip are different kinds: evidence is in the key
+    kind: Kind  # a strong int-flip and a weak-flip are different kinds: evidence is in the key
     node: int | None = None
     error: str = ""
     frames: tuple[str, ...] = ()
@@ -39,7 +38,7 @@ class DivergenceKey:
         return cls(out.kind, out.node, gradient="gradient_of" in out.details)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "frames": list(self.frames)}
+        return {**asdict(self), "kind": str(self.kind), "frames": list(self.frames)}
 
 
 def error_type(message: str) -> str:

@@ -20,15 +20,8 @@ from typing import Any
 import torch
 
 from fuzzer.judge import rules
+from fuzzer.judge.kinds import FLIPS, RAISED, RANK, SEVERITY, Kind
 
-# Most severe first. Everything in SEVERITY is a finding; the rest are not.
-SEVERITY = ("nonfinite", "int-flip", "hidden-nonfinite", "meta", "crash", "timeout",
-            "worker-kill", "accuracy", "parity")
-COUNTED = ("weak-flip", "benign")  # not findings: saved only with --keep-benign
-NOT_FINDINGS = (*COUNTED, "ok", "skip")
-RANK = SEVERITY + COUNTED  # how outputs and draws are ordered when picking the case's verdict
-LEGACY = ("eager-nonfinite",)  # read from older case files, never produced now (it is benign)
-POLICIES = ("float64", "parity")  # what a discrete mismatch is judged against (--policy)
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "bfloat16": 1e-2, "float16": 1e-2}
 MAX_ELEMENTS = 8  # differing elements recorded per output
 
@@ -39,16 +32,19 @@ class OutputVerdict:
 
     output: int
     node: int
-    kind: str
+    kind: Kind
     dtype: str
     details: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.kind = Kind(self.kind)  # ValueError on a kind numfuzz does not know
 
 
 @dataclass
 class Verdict:
     """A case's verdict: the most severe output verdict, plus all of them."""
 
-    kind: str
+    kind: Kind
     output: int | None = None
     node: int | None = None
     outputs: list[OutputVerdict] = field(default_factory=list)
@@ -57,6 +53,9 @@ class Verdict:
     message: str = ""
     frames: list[str] = field(default_factory=list)  # a crash: where in torch (rules.torch_frames)
     score: float = 0.0  # regression_score, the worst output's: what guided search climbs
+
+    def __post_init__(self) -> None:
+        self.kind = Kind(self.kind)  # ValueError on a kind numfuzz does not know
 
     @property
     def is_finding(self) -> bool:
@@ -76,7 +75,12 @@ class Verdict:
         return self.outputs[self.output]
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain data (kinds as their strings): what case files, pipes and JSON carry."""
+        data = asdict(self)
+        data["kind"] = str(self.kind)
+        for out in data["outputs"]:
+            out["kind"] = str(out["kind"])
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Verdict:
@@ -86,7 +90,6 @@ class Verdict:
             raise TypeError("a verdict must be a dict")
         outputs = [OutputVerdict(**_checked_output(o)) for o in data.get("outputs", [])]
         verdict = cls(**{**data, "outputs": outputs})
-        _check_kind(verdict.kind)
         if not isinstance(verdict.score, (int, float)):
             raise TypeError("verdict score must be a number")
         for name in ("output", "node", "draw"):
@@ -101,7 +104,7 @@ class Verdict:
         return verdict
 
     def summary(self) -> str:
-        if self.kind in ("crash", "timeout", "worker-kill", "skip"):
+        if self.kind in (*RAISED, Kind.WORKER_KILL, Kind.SKIP):
             return f"{self.kind}: {self.message}"
         if self.output is None:
             return self.kind
@@ -123,27 +126,21 @@ class Verdict:
 
     def _details_summary(self, out: OutputVerdict) -> str:
         d = out.details
-        if self.kind in ("int-flip", "weak-flip", "parity") or \
-                (self.kind == "benign" and "fp64_agrees" in d):
+        if self.kind in FLIPS or (self.kind == Kind.BENIGN and "fp64_agrees" in d):
             return (f"{self.kind} ({d.get('evidence', '?')} evidence) in {self.place} "
                     f"({out.dtype}): {d['count']}/{d['total']} "
                     f"elements differ, max |diff| {d['max_abs_diff']}, "
                     f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
                     f"{d['fp64_agrees']['compiled']}" + _distance(d) + _parity(self.kind, d))
-        if self.kind in ("nonfinite", "hidden-nonfinite", "benign", "eager-nonfinite"):
+        if self.kind in (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.BENIGN,
+                         Kind.EAGER_NONFINITE):
             return f"{self.kind} in {self.place} ({out.dtype}): {d['count']} elements"
         return f"{self.kind} in {self.place} ({out.dtype}): {d.get('reason', '')}"
-
-
-def _check_kind(kind: Any) -> None:
-    if kind not in SEVERITY + NOT_FINDINGS + LEGACY:
-        raise ValueError(f"unknown verdict kind {str(kind)[:40]!r}")
 
 
 def _checked_output(data: Any) -> dict:
     if not isinstance(data, dict):
         raise TypeError("an output verdict must be a dict")
-    _check_kind(data.get("kind"))
     if not isinstance(data.get("output"), int) or not isinstance(data.get("node"), int) \
             or not isinstance(data.get("dtype"), str) \
             or not isinstance(data.get("details", {}), dict):
@@ -152,7 +149,7 @@ def _checked_output(data: Any) -> dict:
 
 
 def _parity(kind: str, details: dict) -> str:
-    if kind != "parity":
+    if kind != Kind.PARITY:
         return ""
     return (f"; against eager: {details.get('regressing', '?')} regress, "
             f"{details.get('benign', '?')} are at least as close to float64")
@@ -167,7 +164,7 @@ def _distance(details: dict) -> str:
 def severity_key(v: Verdict) -> tuple[int, int]:
     """Sorts most severe first: by kind (``RANK``; then ok, then skip), and within a kind by
     the number of strong elements, most first."""
-    order = RANK.index(v.kind) if v.kind in RANK else len(RANK) + (v.kind == "skip")
+    order = RANK.index(v.kind) if v.kind in RANK else len(RANK) + (v.kind == Kind.SKIP)
     out = v.diverging
     strong = out.details.get("strong", 0) if out is not None else 0
     return order, -strong if isinstance(strong, int) else 0  # details may come from a file
@@ -311,7 +308,7 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
     """Classify each output; the case verdict is the most severe one (a finding if any).
     ``policy`` is one of ``POLICIES``."""
     if len(compiled) != len(eager):
-        return Verdict("meta", message=f"compiled returned {len(compiled)} outputs, "
+        return Verdict(Kind.META, message=f"compiled returned {len(compiled)} outputs, "
                                        f"eager {len(eager)}")
     outputs, scores = [], []
     undefined = undefined or [None] * len(eager)
@@ -330,7 +327,7 @@ def judge_output(i: int, node: int, e: torch.Tensor, c: torch.Tensor, r: torch.T
     """One output's verdict (output ``i``, read from ``node``) and its ``regression_score``."""
     dtype = str(e.dtype).removeprefix("torch.")
     if c.shape != e.shape or c.dtype != e.dtype:
-        return OutputVerdict(i, node, "meta", dtype, {
+        return OutputVerdict(i, node, Kind.META, dtype, {
             "reason": f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
                       f"{e.dtype}"}), 0.0
     c = c.to(e.device)
@@ -363,7 +360,7 @@ def _ranked(outputs: list[OutputVerdict], scores: list[float]) -> Verdict:
     ranked = [o for o in outputs if o.kind in RANK]
     score = max(scores, default=0.0)
     if not ranked:
-        return Verdict("ok", outputs=outputs, score=score)
+        return Verdict(Kind.OK, outputs=outputs, score=score)
     worst = min(ranked, key=lambda o: RANK.index(o.kind))
     return Verdict(worst.kind, worst.output, worst.node, outputs, score=score)
 

@@ -1,3 +1,7 @@
-"""Stage 7, reduction: shrink a case (``minimize``) and write it as a standalone ``repro.py``
-(``repro``). May import every earlier stage.
+"""Stage 8, reduction: shrink a case and write it as a standalone ``repro.py``.
+
+Owns the total order of case sizes (``size``), the shrinker with its passes, apart from any
+execution (``shrinker``: any predicate), the minimizer that wires it to a worker and the
+divergence key (``minimize``) and the repro file (``repro``).
+May import every earlier stage.
 """

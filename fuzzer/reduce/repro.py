@@ -21,7 +21,7 @@ import torch
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.corpus.files import atomic_write
 from fuzzer.ir import render
-from fuzzer.judge import policy, rules
+from fuzzer.judge import rules, semantics
 from fuzzer.judge.key import DivergenceKey
 from fuzzer.judge.oracle import TOLERANCE, Verdict
 
@@ -166,8 +166,9 @@ def repro_source(case: Case, out_dir: Path) -> str:
     key = DivergenceKey.of(verdict)
     output = verdict.output if verdict.output is not None else 0
     head = _head(case, output)
-    surface = case.compile_surface
-    config = "".join(f"    torch._inductor.config.{k} = {v!r}\n" for k, v in case.config.items())
+    surface = case.recipe.surface
+    config = "".join(f"    torch._inductor.config.{k} = {v!r}\n"
+                     for k, v in case.recipe.config.items())
     header = (
         f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
         f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
@@ -180,9 +181,9 @@ def repro_source(case: Case, out_dir: Path) -> str:
     )
     imports = "import os\nimport sys\n\n"
     # compiler_bisector run sets TORCH_COMPILE_BACKEND to move between backends.
-    backend = f"os.environ.get('TORCH_COMPILE_BACKEND', {case.backend!r})"
-    if ":" in case.backend:  # a custom backend (test doubles): import it by name
-        module, _, attr = case.backend.partition(":")
+    backend = f"os.environ.get('TORCH_COMPILE_BACKEND', {case.recipe.backend!r})"
+    if ":" in case.recipe.backend:  # a custom backend (test doubles): import it by name
+        module, _, attr = case.recipe.backend.partition(":")
         imports += f"from {module} import {attr} as BACKEND\n\n"
         backend = "BACKEND"
     parts = [
@@ -193,7 +194,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"TOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
         f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
         f"ORDINAL = {_ordinal(case, output)!r}\n"
-        f"HEAD = {head!r}\nPARITY = {case.policy == 'parity'!r}  # judged by eager parity\n"
+        f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity'!r}  # judged by eager parity\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
         f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum",
         _inputs_source(case, out_dir),
@@ -221,39 +222,39 @@ def _place(case: Case, verdict: Verdict) -> str:
 
 
 def _ordinal(case: Case, output: int) -> bool:
-    codes = policy.ordinal(case.graph)
+    codes = semantics.ordinal(case.graph)
     return codes[output] if output < len(codes) else True
 
 
 def _head(case: Case, output: int) -> dict | str | None:
     """What the repro needs to grade a flip as numfuzz did: the head's inputs, attrs, dtype; or
-    ``policy.EXACT`` for an output no float feeds."""
+    ``semantics.EXACT`` for an output no float feeds."""
     if output >= len(case.graph.outputs):
         return None
-    source = policy.evidence_source(case.graph, case.graph.outputs[output])
-    if source is None or source == policy.EXACT:
+    source = semantics.evidence_source(case.graph, case.graph.outputs[output])
+    if source is None or source == semantics.EXACT:
         return source
     graph = case.graph
     node = graph.node(source[0])
-    upstream = [{"input": graph.node(n)["inputs"][0], "attrs": dict(graph.node(n)["attrs"]),
-                 "working": graph.node(graph.node(n)["inputs"][0])["dtype"],
-                 "boundary": policy.step_of(graph, n).__name__}
-                for n in policy.upstream_steps(graph, source[0])]
-    return {"inputs": list(node["inputs"]), "attrs": dict(node["attrs"]),
-            "working": graph.node(node["inputs"][0])["dtype"], "upstream": upstream}
+    upstream = [{"input": graph.node(n).inputs[0], "attrs": dict(graph.node(n).attrs),
+                 "working": graph.node(graph.node(n).inputs[0]).dtype,
+                 "boundary": semantics.step_of(graph, n).__name__}
+                for n in semantics.upstream_steps(graph, source[0])]
+    return {"inputs": list(node.inputs), "attrs": dict(node.attrs),
+            "working": graph.node(node.inputs[0]).dtype, "upstream": upstream}
 
 
 def _head_source(case: Case, output: int) -> list[str]:
     """The trace (every node's value, the same body as ``model``), the head's boundary and the
-    jumps of the float steps further up (``policy.upstream_steps``)."""
+    jumps of the float steps further up (``semantics.upstream_steps``)."""
     graph = case.graph
     if output >= len(graph.outputs):  # a gradient (training): judged as a float
         return []
-    source = policy.evidence_source(graph, graph.outputs[output])
+    source = semantics.evidence_source(graph, graph.outputs[output])
     if not isinstance(source, tuple):
         return []
     boundary = source[1]
-    steps = [policy.step_of(graph, n) for n in policy.upstream_steps(graph, source[0])]
+    steps = [semantics.step_of(graph, n) for n in semantics.upstream_steps(graph, source[0])]
     functions = list(dict.fromkeys([boundary, *steps]))
     table = ", ".join(f"{f.__name__!r}: {f.__name__}" for f in functions)
     return [render.render_trace_function(graph),
@@ -263,13 +264,13 @@ def _head_source(case: Case, output: int) -> list[str]:
 
 
 def _undefined(case: Case, output: int) -> list[int] | None:
-    """Elements of the output numfuzz does not compare (``judge.policy``), as flat indices."""
+    """Elements of the output numfuzz does not compare (``judge.semantics``), as flat indices."""
     if output >= len(case.graph.outputs):
         return None
     trace = render.load(render.render_trace(case.graph), "trace")
     with torch.no_grad():
         values = rules.float64_run(trace, case.ordered_inputs())
-    mask = policy.undefined_elements(case.graph, values)[output]
+    mask = semantics.undefined_elements(case.graph, values)[output]
     if mask is None or not bool(mask.any()):
         return None
     return [int(i) for i in mask.reshape(-1).nonzero().reshape(-1)]

@@ -1,3 +1,5 @@
-"""Stage 9, reporting: the findings store (``store``), issue drafts (``draft``) and the nightly job
-(``nightly``). May import every earlier stage.
+"""Stage 10, reporting: the findings store (``store``), issue drafts (``draft``), the nightly job
+(``nightly``) in its parts: night state and settings (``night``), the per-finding pipeline
+(``pipeline``), recheck (``recheck``), SUMMARY.md (``summary``), and xfail regression tests
+(``export``). May import every earlier stage.
 """

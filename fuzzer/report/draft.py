@@ -18,9 +18,9 @@ from pathlib import Path
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
-from fuzzer.ir import ops
 from fuzzer.ir.graph import readable_chain
 from fuzzer.judge import rules
+from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import TOLERANCE, Verdict
 from fuzzer.report.store import Finding
 from fuzzer.triage.attribute import Attribution, bisect_summary
@@ -37,11 +37,12 @@ REPO = "pytorch/pytorch"
 
 def rank_key(kind: str, distance_ulps: float | None) -> tuple:
     """Non-finite first, then flips far from their boundary (farthest first), then the rest."""
-    if kind == "nonfinite":
+    if kind == Kind.NONFINITE:
         return (0, 0.0)
-    if kind == "int-flip" and distance_ulps is not None and distance_ulps >= FAR_ULPS:
+    if kind == Kind.INT_FLIP and distance_ulps is not None and distance_ulps >= FAR_ULPS:
         return (1, -distance_ulps)
-    rest = ("int-flip", "hidden-nonfinite", "meta", "crash", "timeout", "accuracy")
+    rest = (Kind.INT_FLIP, Kind.HIDDEN_NONFINITE, Kind.META, Kind.CRASH, Kind.TIMEOUT,
+            Kind.ACCURACY)
     position = rest.index(kind) if kind in rest else len(rest)
     return (2, position, -(distance_ulps or 0.0))
 
@@ -111,18 +112,18 @@ def describe(case: Case) -> str:
     v = case.verdict
     if v is None:
         return "No verdict recorded."
-    if v.kind in ("crash", "timeout"):
+    if v.kind in RAISED:
         return (f"`torch.compile` fails where eager succeeds ({v.kind}):\n\n```\n{v.message}\n```")
     out = v.diverging
     if out is None:
         return f"`torch.compile` and eager disagree: {v.summary()}."
-    surface = case.compile_surface
+    surface = case.recipe.surface
     how = "" if surface.is_default else \
         f", `{', '.join(f'{k}={v!r}' for k, v in surface.compile_kwargs().items())}`"
     trained = " (a training run: forward, then backward of the sum of the float outputs)" \
         if surface.training else ""
-    lines = [f"`torch.compile` (backend `{case.backend}`{how}, {case.device}) and eager disagree "
-             f"on {output_label(v)} of the model below{trained}.", "",
+    lines = [f"`torch.compile` (backend `{case.recipe.backend}`{how}, {case.device}) and eager "
+             f"disagree on {output_label(v)} of the model below{trained}.", "",
              _values_table(out.details), ""]
     lines += _why(v.kind, out.details, out.dtype, case)
     lines += ["", "Checked as the pt2 template asks for fuzzer findings: default tolerances "
@@ -151,17 +152,17 @@ def _values_table(details: dict) -> str:
 
 
 def _why(kind: str, details: dict, dtype: str, case: Case) -> list[str]:
-    if kind == "nonfinite":
+    if kind == Kind.NONFINITE:
         return ["**Why this is a bug:** compiled produces inf/NaN where both eager and the float64 "
                 "reference are finite. PyTorch's accuracy rule compares finite values only, so "
                 "this is reported as its own class."]
-    if kind == "hidden-nonfinite":
+    if kind == Kind.HIDDEN_NONFINITE:
         return ["**Why this is a bug:** compiled is finite where eager and the float64 reference "
                 "are both inf/NaN: the compiled model hides an overflow or invalid value."]
-    if kind == "meta":
+    if kind == Kind.META:
         reason = details.get("reason", "compiled and eager outputs differ")
         return [f"**Why this is a bug:** {reason} (shape or dtype)."]
-    if kind == "accuracy":
+    if kind == Kind.ACCURACY:
         return [f"**Why this is a bug:** compiled fails `torch._dynamo.utils.same` against the "
                 f"float64 reference: {details.get('reason', '')} (RMSE vs float64: eager "
                 f"{details.get('rmse_eager')}, compiled {details.get('rmse_compiled')})."]
@@ -190,8 +191,8 @@ def _why(kind: str, details: dict, dtype: str, case: Case) -> list[str]:
 def _working_dtype(case: Case) -> str:
     v = case.verdict
     node = case.graph.node(v.node) if v and v.node in case.graph.g else None
-    if node and node["inputs"]:
-        return case.graph.node(node["inputs"][0])["dtype"]
+    if node and node.inputs:
+        return case.graph.node(node.inputs[0]).dtype
     return case.dtype
 
 
@@ -230,12 +231,12 @@ def mermaid(case: Case) -> str:
     lines = ["```mermaid", "flowchart TD"]
     for n in g.order():
         node = g.node(n)
-        shape = "x".join(str(s) for s in node["shape"]) or "scalar"
-        op = ops.label(node["op"], node["attrs"])
-        label = f"{g.var(n)} = {op}" if node["op"] != "input" else f"{g.var(n)}: input"
-        lines.append(f'    n{n}["{label}<br/>{shape} {node["dtype"]}"]')
+        shape = "x".join(str(s) for s in node.shape) or "scalar"
+        op = node.label
+        label = f"{g.var(n)} = {op}" if not node.is_input else f"{g.var(n)}: input"
+        lines.append(f'    n{n}["{label}<br/>{shape} {node.dtype}"]')
     for n in g.order():
-        for position, src in enumerate(g.node(n)["inputs"]):
+        for position, src in enumerate(g.node(n).inputs):
             lines.append(f"    n{src} -->|{position}| n{n}")
     for i, out in enumerate(g.outputs):
         style = "stroke:#d00,stroke-width:3px" if case.verdict and case.verdict.node == out else \
@@ -259,7 +260,7 @@ def gh_command(title: str, path: Path) -> str:
 
 def search_command(case: Case) -> str:
     """A ready search of PyTorch's issues for duplicates, by the ops of the minimal graph."""
-    names = dict.fromkeys(ops.label(case.graph.node(n)["op"], case.graph.node(n)["attrs"])
+    names = dict.fromkeys(case.graph.node(n).label
                           .rsplit(".", 1)[-1] for n in case.graph.op_ids())
     terms = " ".join(list(names)[:4])
     return f"gh search issues --repo {REPO} --match title,body {shlex.quote(terms + ' inductor')}"

@@ -1,3 +1,4 @@
-"""Stage 8, triage: which knob or compiler stage makes a divergence vanish (``triage``), and the
-bug's stable signature (``signature``). May import every earlier stage.
+"""Stage 9, triage: which knob or compiler stage makes a divergence vanish (``attribute``), the
+bug's stable signature (``signature``) and what is already known upstream (``known``).
+May import every earlier stage.
 """

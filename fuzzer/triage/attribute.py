@@ -1,12 +1,12 @@
 """Triage: which knob or compiler stage makes a divergence go away, and the bug's stable signature.
 
 Attribution re-runs a (minimized) case with one knob flipped at a time, each in a fresh compile
-(``force_disable_caches``): Inductor config knobs are patched around the compile inside the usual
-worker; knobs read from the environment when a library loads (``ATEN_CPU_CAPABILITY``) get a worker
-of their own, started with that environment; the ``aot_eager`` backend is the ablation that takes
-Inductor out altogether. Knobs that only steer Triton (``eager_numerics.*``, ``online_softmax``) are
-listed as not applicable on the CPU rather than run for nothing, and the ``cpp.*`` ones likewise on
-CUDA.
+(``Recipe.fresh``): Inductor config knobs are patched around the compile inside the usual worker;
+knobs read from the environment when a library loads (``ATEN_CPU_CAPABILITY``) get a worker of
+their own from the runner pool (``execute.pool``), started with that environment; the
+``aot_eager`` backend is the ablation that takes Inductor out altogether. Knobs that only steer
+Triton (``eager_numerics.*``, ``online_softmax``) are listed as not applicable on the CPU rather
+than run for nothing, and the ``cpp.*`` ones likewise on CUDA.
 
 Then PyTorch's own ``CompilerBisector.do_bisect`` names the backend, subsystem and N-th
 application. It runs in a child interpreter (``python -m fuzzer.triage.attribute bisect CASE``)
@@ -29,17 +29,17 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from fuzzer.corpus.case import Case
-from fuzzer.corpus.replay import task_for
 from fuzzer.execute import config as inductor_options
-from fuzzer.execute.runner import HARNESS_ERROR, Task
-from fuzzer.execute.workers import NEVER, Recycle, Runner, _python_path
+from fuzzer.execute.pool import RunnerPool, TaskRunner
+from fuzzer.execute.recipe import FRESH_ENV, Recipe
+from fuzzer.execute.runner import HARNESS_ERROR
+from fuzzer.execute.workers import _python_path
 from fuzzer.judge.key import same_divergence
+from fuzzer.judge.kinds import Kind
 from fuzzer.judge.oracle import Verdict
 
-FRESH = {"force_disable_caches": True}
 OUTCOMES = ("vanishes", "persists", "changes", "error", "unstable", "n/a")
 
 
@@ -103,7 +103,7 @@ def outcome_of(target: Verdict, verdict: Verdict) -> str:
     another one, or a run that says nothing (a skip or a harness failure)."""
     if same_divergence(target, verdict):
         return "persists"
-    if verdict.kind == "skip" or verdict.message.startswith(HARNESS_FAILURES):
+    if verdict.kind == Kind.SKIP or verdict.message.startswith(HARNESS_FAILURES):
         return "error"
     return "changes" if verdict.is_finding else "vanishes"
 
@@ -174,48 +174,9 @@ def bisect_summary(result: dict | None) -> str:
 # ------------------------------------------------------------------ running knobs
 
 
-class RunnerPool:
-    """Worker processes by (device, environment), started on first use and kept for the night."""
-
-    def __init__(self, runners: dict[str, Runner] | None = None, timeout: float = 300,
-                 warmup: bool = True, factory: Callable[[str, dict], Any] | None = None,
-                 recycle: Recycle = NEVER) -> None:
-        self.runners: dict[tuple, Runner] = {}
-        self.owned: set[tuple] = set()
-        self.timeout, self.warmup, self.recycle = timeout, warmup, recycle
-        self.factory = factory  # (device, env) -> a runner elsewhere (a Ray fleet's actor)
-        for device, runner in (runners or {}).items():
-            self.runners[(device, ())] = runner
-
-    def get(self, device: str, env: dict | None = None) -> Runner:
-        """A worker for ``device``; with ``env``, one started under it with caches off (the
-        on-disk caches do not key on every variable: ATEN_CPU_CAPABILITY=default would reuse
-        vectorized kernels and fail to compile them)."""
-        env = {**env, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"} if env else {}
-        key = (device, tuple(sorted(env.items())))
-        if key not in self.runners:
-            self.runners[key] = self.factory(device, env) if self.factory else \
-                Runner(device, timeout=self.timeout, env=env, warmup=self.warmup,
-                       recycle=self.recycle)
-            self.owned.add(key)
-        return self.runners[key]
-
-    def close(self) -> None:
-        """Closes the workers this pool started; injected ones belong to their owner."""
-        for key in list(self.owned):
-            self.runners.pop(key).close()
-        self.owned.clear()
-
-
-def fresh_task(case: Case, config: dict | None = None, backend: str | None = None,
-               keep_outputs: bool = False) -> Task:
-    """The case as one task, compiled afresh (no FX/Inductor cache hits)."""
-    return task_for(case, keep_outputs, {**FRESH, **(config or {})}, backend)
-
-
-def run_fresh(runner: Runner, case: Case, config: dict | None = None,
-              backend: str | None = None) -> Verdict:
-    return Verdict.from_dict(runner.run(fresh_task(case, config, backend))["verdict"])
+def run_fresh(runner: TaskRunner, case: Case, recipe: Recipe | None = None) -> Verdict:
+    """The case's verdict in a fresh compile, by its own recipe or ``recipe``."""
+    return runner.run(case.task(recipe=(recipe or case.recipe).fresh())).verdict
 
 
 def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
@@ -232,7 +193,7 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
     seen: Counter = Counter()
     verdict = None
     while sum(seen.values()) < k and (not seen or seen.most_common(1)[0][1] <= k // 2):
-        verdict = run_fresh(runner, case, knob.config, knob.backend)
+        verdict = run_fresh(runner, case, case.recipe.with_knob(knob.config, knob.backend))
         seen[outcome_of(case.verdict, verdict)] += 1
     outcome, votes = seen.most_common(1)[0]
     return KnobResult(knob.name, outcome if votes > k // 2 else "unstable", verdict.summary(),
@@ -259,7 +220,7 @@ def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
 
     if case.verdict is None or not case.verdict.is_finding:
         return Attribution(False, "the case records no divergence")
-    if case.verdict.kind == "timeout":
+    if case.verdict.kind == Kind.TIMEOUT:
         return Attribution(True, "timeout: knobs not tried (each run would wait the full timeout)")
     check_time()
     base = run_fresh(pool.get(case.device), case)
@@ -291,16 +252,15 @@ def triage(case: Case, pool: RunnerPool, *, knobs: Sequence[Knob] = KNOBS, bisec
 
 def run_bisect(case: Case, timeout: float = 900) -> dict:
     """``CompilerBisector.do_bisect`` on this case, in a child interpreter with caches off."""
-    if case.backend != "inductor":
-        return {"status": "skipped",
-                "message": f"the bisector drives Inductor; this case compiles with {case.backend}"}
-    if case.verdict is None or case.verdict.kind == "timeout":
+    if case.recipe.backend != "inductor":
+        return {"status": "skipped", "message": "the bisector drives Inductor; this case "
+                                                f"compiles with {case.recipe.backend}"}
+    if case.verdict is None or case.verdict.kind == Kind.TIMEOUT:
         return {"status": "skipped", "message": "timeouts are not bisected"}
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="numfuzz-bisect-") as tmp:
         path = case.save(Path(tmp) / "case.pt")
-        env = {**os.environ, "PYTHONPATH": _python_path(),
-               "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}
+        env = {**os.environ, "PYTHONPATH": _python_path(), **FRESH_ENV}
         try:
             proc = subprocess.run([sys.executable, "-m", "fuzzer.triage.attribute", "bisect",
                                    str(path)], env=env, capture_output=True, text=True,
@@ -321,7 +281,7 @@ def _bisect_child(path: str) -> dict:
     import torch
     from torch._inductor.compiler_bisector import CompilerBisector
 
-    from fuzzer.execute.runner import Programs, compile_model, run_draw
+    from fuzzer.execute.runner import Programs, run_draw
 
     case = Case.load(path)
     torch.set_num_threads(1)
@@ -332,10 +292,8 @@ def _bisect_child(path: str) -> dict:
     def good() -> bool:
         backend = CompilerBisector.get_backend() or "inductor"
         torch._dynamo.reset()
-        surface = case.compile_surface
-        compiled = compile_model(programs.model, backend, surface)
-        verdict, _ = run_draw(programs, compiled, args, dict(case.config), case.policy,
-                              surface.training)
+        recipe = case.recipe.with_knob(backend=backend)
+        verdict, _ = run_draw(programs, recipe.compile(programs.model), args, recipe)
         steps.append(f"{backend}/{CompilerBisector.get_subsystem() or '-'}: {verdict.kind}")
         return not same_divergence(case.verdict, verdict)
 

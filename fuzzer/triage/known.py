@@ -16,7 +16,6 @@ import torch
 from fuzzer.errors import InputError
 
 KNOWN_FILE = Path(__file__).resolve().parent.parent / "known.toml"
-CONDITIONS = ("family", "device", "vanishes_with", "core_any", "core_all", "torch")
 # One op has several spellings: ``torch.remainder`` and ``operator.mod`` in a captured model,
 # ``remainder`` and ``remainder_scalar`` in a generated one. Conditions compare bare names.
 ALIASES = {"mod": "remainder", "floor_divide": "floordiv", "truediv": "div",

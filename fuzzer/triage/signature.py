@@ -35,23 +35,24 @@ import json
 import networkx as nx
 
 from fuzzer.corpus.case import Case
-from fuzzer.ir import ops
 from fuzzer.ir.graph import canonical_order
-from fuzzer.judge import policy
-from fuzzer.judge.key import RAISED, error_type
+from fuzzer.judge import semantics
+from fuzzer.judge.key import error_type
+from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import Verdict
 from fuzzer.triage.attribute import KNOBS, Attribution, device_type
 
-FAMILY = {"int-flip": "flip", "parity": "flip", "weak-flip": "flip", "nonfinite": "nonfinite",
-          "hidden-nonfinite": "nonfinite", "accuracy": "accuracy", "meta": "meta",
-          "crash": "crash", "timeout": "timeout", "worker-kill": "worker-kill"}
+FAMILY = {Kind.INT_FLIP: "flip", Kind.PARITY: "flip", Kind.WEAK_FLIP: "flip",
+          Kind.NONFINITE: "nonfinite", Kind.HIDDEN_NONFINITE: "nonfinite",
+          Kind.ACCURACY: "accuracy", Kind.META: "meta", Kind.CRASH: "crash",
+          Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill"}
 FULL_SET = frozenset(k.name for k in KNOBS)
 
 
 def graph_dtype(case: Case) -> str:
     """The float dtypes the graph's inputs carry (what the computation runs in)."""
-    found = sorted({case.graph.node(n)["dtype"] for n in case.graph.input_ids()
-                    if "float" in case.graph.node(n)["dtype"]})
+    found = sorted({case.graph.node(n).dtype for n in case.graph.input_ids()
+                    if "float" in case.graph.node(n).dtype})
     return "+".join(found) or case.dtype
 
 
@@ -63,21 +64,21 @@ def float_core(case: Case) -> list[str]:
     if node is not None and _is_gradient(verdict):  # what the input's gradient flows back through
         keep = nx.descendants(graph.g, node) & \
             set().union(*(nx.ancestors(graph.g, o) | {o} for o in graph.outputs))
-        return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
+        return [graph.node(n).label
                 for n in canonical_order(graph) if n in keep]
     if node is None:
-        return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
-                for n in canonical_order(graph) if graph.node(n)["op"] != "input"]
-    source = policy.evidence_source(graph, node)
+        return [graph.node(n).label
+                for n in canonical_order(graph) if not graph.node(n).is_input]
+    source = semantics.evidence_source(graph, node)
     if isinstance(source, tuple):  # a discrete head: its float input is where the cause ends
-        head_input = graph.node(source[0])["inputs"][0]
+        head_input = graph.node(source[0]).inputs[0]
         # ... unless nothing computes it but the float steps the head reads (x // 0.1 of an
         # input): then the steps are the computation, and their labels the core.
-        computed = graph.node(head_input)["op"] != "input"
+        computed = not graph.node(head_input).is_input
         node = head_input if computed or source[0] == node else source[0]
     keep = nx.ancestors(graph.g, node) | {node}
-    return [ops.label(graph.node(n)["op"], graph.node(n)["attrs"])
-            for n in canonical_order(graph) if n in keep and graph.node(n)["op"] != "input"]
+    return [graph.node(n).label
+            for n in canonical_order(graph) if n in keep and not graph.node(n).is_input]
 
 
 def signature_fields(case: Case, attribution: Attribution | None) -> dict:
@@ -86,7 +87,7 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
     fields: dict = {
         "family": FAMILY.get(kind, kind),
         "device": device_type(case.device),
-        "backend": case.backend,
+        "backend": case.recipe.backend,
         "core": float_core(case),
         "vanishes_with": sorted(set(attribution.vanishing()) & FULL_SET) if attribution else [],
     }

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
-from fuzzer.execute.runner import HARNESS_ERROR
+from fuzzer.execute.runner import HARNESS_ERROR, harness_error
+from fuzzer.judge.kinds import Kind
 from fuzzer.judge.oracle import Verdict
 
 DIRECTORY = "harness"
@@ -34,13 +35,13 @@ FIRST = 3  # messages kept for the progress line, summaries and --json
 
 def is_harness_error(verdict: Verdict) -> bool:
     """A verdict that is numfuzz's own failure (a worker's or the driver's), not the case's."""
-    return verdict.kind == "skip" and verdict.message.startswith(HARNESS_ERROR)
+    return verdict.kind == Kind.SKIP and verdict.message.startswith(HARNESS_ERROR)
 
 
 def error_verdict(stage: str, err: BaseException) -> Verdict:
     """The verdict of a case whose ``stage`` (generating, running, saving …) raised ``err``."""
     first = " ".join(str(err).splitlines())[:300]
-    return Verdict("skip", message=f"{HARNESS_ERROR}: {stage}: {type(err).__name__}: {first}")
+    return harness_error(f"{stage}: {type(err).__name__}: {first}")
 
 
 @dataclass

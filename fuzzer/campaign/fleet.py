@@ -30,10 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzer.corpus import campaign, harness
-from fuzzer.corpus.campaign import Outcome, Settings, State, Summary
+from fuzzer.campaign import harness
+from fuzzer.campaign.local import run_one
+from fuzzer.campaign.loop import Loop, Outcome, Summary, save_new
+from fuzzer.campaign.settings import Settings, kept_case, make_case
 from fuzzer.errors import HarnessError, InputError
-from fuzzer.execute.runner import HARNESS_ERROR
+from fuzzer.execute.runner import RunResult, Task, harness_error
+from fuzzer.judge.kinds import Kind
 from fuzzer.judge.oracle import Verdict
 
 RANGE = 4  # cases handed to an actor at a time
@@ -54,16 +57,20 @@ def import_ray() -> Any:
 
 
 class CaseRunner:
-    """What runs inside one actor: builds cases from indices and runs them on a worker."""
+    """What runs inside one actor: builds cases from indices and runs them on a worker; the
+    nightly's minimize and triage tasks go to the same worker, or to one of the actor's runner
+    pool started under a knob's environment."""
 
     def __init__(self, settings: Settings, threads: int) -> None:
+        from fuzzer.execute.pool import RunnerPool
         from fuzzer.execute.workers import Runner
 
         self.settings = settings
         self.runner = Runner(settings.device, threads, settings.timeout,
-                             warmup=settings.backend == "inductor", recycle=settings.recycle)
+                             warmup=settings.recipe.warms_up, recycle=settings.recycle)
+        self.pool = RunnerPool({settings.device: self.runner}, timeout=settings.timeout,
+                               warmup=settings.recipe.warms_up)
         self.where = {"host": socket.gethostname(), "device_name": device_name(settings.device)}
-        self.extra: dict[tuple, Any] = {}  # workers under a knob's environment (triage)
 
     def describe(self) -> dict:
         import ray
@@ -75,14 +82,12 @@ class CaseRunner:
     def run_case(self, index: int) -> dict:
         """Case ``index`` as the local engine runs it (``campaign.run_one``: whatever raises is
         the case's harness error), with the case file's bytes when it is kept."""
-        ran = campaign.run_one(self.settings, self.runner, index, None)
-        answer = {"index": index, "verdict": ran.result["verdict"], "name": None, "data": None,
-                  "strategy": ran.case.origin.get("strategy", "") if ran.case
-                  else campaign.NOT_GENERATED,
-                  "seconds": ran.seconds, "details": ran.details}
+        ran = run_one(self.settings, self.runner, index, None)
+        answer = {"index": index, "verdict": ran.result.verdict.to_dict(), "name": None,
+                  "data": None, "strategy": ran.strategy, "seconds": ran.seconds,
+                  "details": ran.details}
         try:
-            kept = campaign.kept_case(self.settings, ran.case, ran.task,
-                                      Verdict.from_dict(ran.result["verdict"])) \
+            kept = kept_case(self.settings, ran.case, ran.task, ran.result.verdict) \
                 if ran.case is not None else None
             if kept is not None:
                 kept.origin.update(self.where)
@@ -92,22 +97,14 @@ class CaseRunner:
             answer["details"] = harness.traceback_text(err)
         return answer
 
-    def run_task(self, task: Any, env: dict | None = None) -> dict:
+    def run_task(self, task: Task, env: dict | None = None) -> RunResult:
         """One task as ``Runner.run`` takes it (the nightly's minimize and triage stages), on a
         worker started under ``env`` when a knob needs one."""
-        from fuzzer.execute.workers import Runner
-
-        if not env:
-            return self.runner.run(task)
-        key = tuple(sorted(env.items()))
-        if key not in self.extra:
-            self.extra[key] = Runner(self.settings.device, timeout=self.settings.timeout, env=env,
-                                     warmup=self.settings.backend == "inductor")
-        return self.extra[key].run(task)
+        return self.pool.run(task, env)
 
     def close(self) -> None:
-        for runner in (self.runner, *self.extra.values()):
-            runner.close()
+        self.pool.close()
+        self.runner.close()
 
 
 def device_name(device: str) -> str:
@@ -319,12 +316,11 @@ class ActorRunner:
         self.ray, self.actor, self.env = ray, actor, dict(env or {})
         self.device = device
 
-    def run(self, task: Any) -> dict:
+    def run(self, task: Task) -> RunResult:
         try:
             return self.ray.get(self.actor.run_task.remote(task, self.env))
         except self.ray.exceptions.RayActorError as err:  # the fleet's trouble, not the case's
-            return {"verdict": {"kind": "skip", "message": f"{HARNESS_ERROR}: its actor died: "
-                                                           f"{type(err).__name__}"}}
+            return RunResult(harness_error(f"its actor died: {type(err).__name__}"))
 
     def close(self) -> None:
         """The actor belongs to the fleet, which closes it."""
@@ -375,50 +371,23 @@ def run_fleet(settings: Settings, address: str | None = None,
               should_stop: Callable[[], bool] = lambda: False,
               allow_mixed: bool = False, fleet: Fleet | None = None) \
         -> tuple[Summary, FleetReport]:
-    """``campaign.run_campaign`` on a Ray cluster: the same cases, the same corpus files. With
-    ``fleet``, on its actors (the caller closes it); else on a fleet started and closed here."""
+    """``local.run_campaign`` on a Ray cluster: the same cases, the same corpus files, the same
+    loop core. With ``fleet``, on its actors (the caller closes it); else on a fleet started and
+    closed here."""
     if settings.search != "random":  # its pool lives beside the workers, not on the driver
         raise InputError("--search guided runs on the local engine only")
     own = fleet is None
     fleet = fleet or start_fleet(settings, address, allow_mixed)
     ray = fleet.ray
     fleet.report = FleetReport(nodes=set(fleet.report.nodes))
-    settings.out.mkdir(parents=True, exist_ok=True)
-    state = State(settings.out / campaign.STATE_FILE, settings, settings.resume)
-    errors = harness.HarnessLog(settings.out / harness.DIRECTORY)
-    summary = Summary()
-    start = time.monotonic()
-    indices = state.next_indices()
-    issued = len(state.done)
+    loop = Loop(settings, on_outcome, should_stop)
 
     def next_batch() -> Batch | None:
-        nonlocal issued
         taken = []
-        while len(taken) < RANGE and not should_stop() and not summary.stopped and \
-                (settings.seconds is None or time.monotonic() - start < settings.seconds) and \
-                (settings.cases is None or issued < settings.cases):
-            taken.append(next(indices))
-            issued += 1
-        fleet.report.issued = issued
+        while len(taken) < RANGE and (index := loop.next_index()) is not None:
+            taken.append(index)
+        fleet.report.issued = loop.issued
         return Batch(taken) if taken else None
-
-    def finish(outcome: Outcome, strategy_name: str, seconds: float, details: str = "") -> None:
-        try:
-            state.mark(outcome.index)
-        except Exception as err:  # a full disk: the case ran, resume may run it again
-            outcome = Outcome(outcome.index, harness.error_verdict("saving state", err),
-                              outcome.path, outcome.new)
-        if harness.is_harness_error(outcome.verdict):
-            errors.record(outcome.verdict.message, details=details,
-                          where={"campaign_seed": settings.seed, "index": outcome.index})
-            if errors.tripped() and not summary.stopped:
-                summary.stopped = errors.stop_message()
-        else:
-            errors.ok()
-        outcome.strategy, outcome.seconds = strategy_name, seconds
-        summary.add(outcome, strategy_name, seconds)
-        summary.elapsed = time.monotonic() - start
-        campaign.report(outcome, on_outcome, errors, summary)
 
     try:
         while True:
@@ -430,39 +399,37 @@ def run_fleet(settings: Settings, address: str | None = None,
             for ref in ready:
                 answer = fleet.answer(ref)
                 if answer is not None:
-                    finish(*_outcome(settings, answer))
+                    loop.finish(*_outcome(settings, answer))
             while fleet.to_record:
-                finish(_worker_kill(settings, fleet.to_record.pop()), "", 0.0)
+                loop.finish(_worker_kill(settings, fleet.to_record.pop()))
             fleet.kill_hung()
     finally:
         if own:
             fleet.close()
-    summary.elapsed = time.monotonic() - start
-    summary.ledger_cases = len(state.done)
-    return summary, fleet.report
+    return loop.close(), fleet.report
 
 
-def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str, float, str]:
-    """An actor's answer as an outcome, its case file saved; a failure to save is the case's
-    harness error."""
+def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str]:
+    """An actor's answer as an outcome, its case file saved, and the traceback of a harness
+    error; a failure to save is the case's harness error."""
     details = answer.get("details", "")
     try:
         verdict = Verdict.from_dict(answer["verdict"])
         path, new = None, False
         if answer["name"] is not None:
-            path, new = campaign.save_new(settings, answer["name"], answer["data"])
+            path, new = save_new(settings.out, answer["name"], answer["data"])
     except Exception as err:
         verdict, path, new = harness.error_verdict("saving", err), None, False
         details = harness.traceback_text(err)
-    return (Outcome(answer["index"], verdict, path, new), answer["strategy"], answer["seconds"],
-            details)
+    return Outcome(answer["index"], verdict, path, new, answer["strategy"],
+                   answer["seconds"]), details
 
 
 def _worker_kill(settings: Settings, index: int) -> Outcome:
     """The case that twice took its actor down with it: kept as a finding, never run again."""
-    case, task = campaign.make_case(settings, index)
-    verdict = Verdict("worker-kill", draw=0, message=f"the actor running case {index} died or "
-                                                     f"hung {KILLS_TO_FINDING} times")
-    kept = campaign.kept_case(settings, case, task, verdict)
-    path, new = campaign.save_new(settings, kept.file_name(), kept.to_bytes())
-    return Outcome(index, verdict, path, new)
+    case, task = make_case(settings, index)
+    verdict = Verdict(Kind.WORKER_KILL, draw=0, message=f"the actor running case {index} died "
+                                                        f"or hung {KILLS_TO_FINDING} times")
+    kept = kept_case(settings, case, task, verdict)
+    path, new = save_new(settings.out, kept.file_name(), kept.to_bytes())
+    return Outcome(index, verdict, path, new, case.origin.get("strategy", ""))

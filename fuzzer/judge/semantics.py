@@ -1,4 +1,4 @@
-"""The oracle's policy over a graph: what each output's elements mean before they are compared.
+"""What a graph says about its outputs' elements before they are compared (the oracle's semantics).
 
 Questions only the graph can answer, asked of the float64 (and eager) values of every node:
 - how far each element of a discrete head sits from the head's discontinuity (ulps of the working
@@ -51,13 +51,13 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor],
             continue
         at, boundary = source
         node = graph.node(at)
-        if any(i not in fp64 or i not in eager for i in node["inputs"]):
+        if any(i not in fp64 or i not in eager for i in node.inputs):
             result.append(None)
             continue
-        ins = [fp64[i].double().cpu() for i in node["inputs"]]
+        ins = [fp64[i].double().cpu() for i in node.inputs]
         head = oracle.Head(*rules.head_evidence(
-            ins, eager[node["inputs"][0]].cpu(), boundary, node["attrs"],
-            tuple(graph.node(out)["shape"]), working_dtype(graph, at)))
+            ins, eager[node.inputs[0]].cpu(), boundary, node.attrs,
+            tuple(graph.node(out).shape), working_dtype(graph, at)))
         if any(_on_a_tie(graph, step, fp64, eager) for step in upstream_steps(graph, at)):
             head.strong = torch.zeros_like(head.strong)
         result.append(head)
@@ -67,27 +67,27 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor],
 def upstream_steps(graph: Graph, at: int) -> list[int]:
     """The float steps further up than the measuring point ``at`` (see ``evidence_source``), in
     canonical order: their jumps reach the head through ops the evidence cannot follow."""
-    above = set().union(*(nx.ancestors(graph.g, i) | {i} for i in graph.node(at)["inputs"]))
+    above = set().union(*(nx.ancestors(graph.g, i) | {i} for i in graph.node(at).inputs))
     return [n for n in canonical_order(graph) if n in above and step_of(graph, n) is not None]
 
 
 def step_of(graph: Graph, node: int) -> ops.Boundary | None:
     """Where a one-input float step (floor, ceil, round, trunc, sign, ``x // c``) jumps."""
     data = graph.node(node)
-    spec = ops.REGISTRY.get(data["op"])
-    if spec is None or spec.step is None or len(data["inputs"]) != 1 \
-            or data["dtype"] not in ops.FLOAT_DTYPES:
+    spec = ops.REGISTRY.get(data.op)
+    if spec is None or spec.step is None or len(data.inputs) != 1 \
+            or data.dtype not in ops.FLOAT_DTYPES:
         return None
     return spec.step
 
 
 def _on_a_tie(graph: Graph, step: int, fp64: dict[int, torch.Tensor],
               eager: dict[int, torch.Tensor]) -> bool:
-    source = graph.node(step)["inputs"][0]
+    source = graph.node(step).inputs[0]
     if source not in fp64 or source not in eager:
         return False
     return rules.on_a_tie([fp64[source].double().cpu()], eager[source].cpu(),
-                          step_of(graph, step), graph.node(step)["attrs"],
+                          step_of(graph, step), graph.node(step).attrs,
                           working_dtype(graph, step))
 
 
@@ -95,8 +95,8 @@ def working_dtype(graph: Graph, node: int) -> torch.dtype:
     """The float dtype whose ulps measure a jump at ``node``: its first input's, or, where that
     input is an integer tensor (``int_x // 0.3``), the float dtype the node computes in. Integer
     inputs are exact; the rounding that can land either side of the jump is the node's own."""
-    source = graph.node(graph.node(node)["inputs"][0])["dtype"]
-    own = graph.node(node)["dtype"]
+    source = graph.node(graph.node(node).inputs[0]).dtype
+    own = graph.node(node).dtype
     if source in ops.FLOAT_DTYPES or own not in ops.FLOAT_DTYPES:
         return ops.torch_dtype(source)
     return ops.torch_dtype(own)
@@ -109,24 +109,24 @@ def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | 
     (``sign(ceil(x))``), the step's, since the head can only flip where the step jumps; else
     None."""
     node = graph.node(out)
-    if node["dtype"] in ops.DISCRETE_DTYPES and not float_upstream(graph, out):
+    if node.dtype in ops.DISCRETE_DTYPES and not float_upstream(graph, out):
         return EXACT
     boundary = boundary_of(graph, node)
     if boundary is None:
         return None
     at = out
-    while len(graph.node(at)["inputs"]) == 1:
-        step = step_of(graph, graph.node(at)["inputs"][0])
+    while len(graph.node(at).inputs) == 1:
+        step = step_of(graph, graph.node(at).inputs[0])
         if step is None:
             break
-        at, boundary = graph.node(at)["inputs"][0], step
+        at, boundary = graph.node(at).inputs[0], step
     return at, boundary
 
 
 def float_upstream(graph: Graph, node: int) -> bool:
     """Does any value feeding ``node`` (itself included) hold floats?"""
     upstream = nx.ancestors(graph.g, node) | {node}
-    return any(graph.node(n)["dtype"] in ops.FLOAT_DTYPES for n in upstream)
+    return any(graph.node(n).dtype in ops.FLOAT_DTYPES for n in upstream)
 
 
 def exact_head(value: torch.Tensor) -> oracle.Head:
@@ -139,15 +139,15 @@ def exact_head(value: torch.Tensor) -> oracle.Head:
 def ordinal(graph: Graph) -> list[bool]:
     """Per output: are its codes ordered (an exponent, a quantized level, an integer), so that
     nearer is better? Bool and sign codes are only right or wrong."""
-    return [graph.node(o)["op"] != "sign_int8" and graph.node(o)["dtype"] != "bool"
+    return [graph.node(o).op != "sign_int8" and graph.node(o).dtype != "bool"
             for o in graph.outputs]
 
 
 def boundary_of(graph: Graph, node: dict) -> ops.Boundary | None:
     """The discontinuity of an output node's head, if it is a discrete head numfuzz knows."""
-    spec = ops.REGISTRY.get(node["op"])
-    if node["op"] == "call" and generic.is_int_cast(node["attrs"]) and node["inputs"] \
-            and graph.node(node["inputs"][0])["dtype"] in ops.FLOAT_DTYPES:
+    spec = ops.REGISTRY.get(node.op)
+    if node.op == "call" and generic.is_int_cast(node.attrs) and node.inputs \
+            and graph.node(node.inputs[0]).dtype in ops.FLOAT_DTYPES:
         return ops.to_int_boundary  # a captured x.to(int8): flips at the integers
     return spec.boundary if spec is not None else None
 
@@ -159,30 +159,30 @@ def undefined_elements(graph: Graph,
     for out in graph.outputs:
         node = graph.node(out)
         if is_index_output(node):  # maintainers do not treat differing indices as bugs
-            result.append(torch.ones(tuple(node["shape"]), dtype=torch.bool))
+            result.append(torch.ones(tuple(node.shape), dtype=torch.bool))
             continue
-        source = values.get(node["inputs"][0]) if node["inputs"] else None
-        if node["dtype"] == "bool" or node["dtype"] not in ops.DISCRETE_DTYPES \
+        source = values.get(node.inputs[0]) if node.inputs else None
+        if node.dtype == "bool" or node.dtype not in ops.DISCRETE_DTYPES \
                 or source is None or not source.is_floating_point():
             result.append(None)
             continue
         bad = torch.isnan(source)
-        if node["op"] in UNCLAMPED_CASTS:  # no clamp before the conversion
-            info = torch.iinfo(ops.torch_dtype(node["dtype"]))
+        if node.op in UNCLAMPED_CASTS:  # no clamp before the conversion
+            info = torch.iinfo(ops.torch_dtype(node.dtype))
             bad |= (source < info.min) | (source > info.max) | torch.isinf(source)
-        if node["op"] == "frexp":  # the exponent of an infinity is unspecified too
+        if node.op == "frexp":  # the exponent of an infinity is unspecified too
             bad |= torch.isinf(source)
-        shape = tuple(node["shape"])
+        shape = tuple(node.shape)
         result.append(bad.cpu() if tuple(bad.shape) == shape else None)
     return result
 
 
 def is_index_output(node: dict) -> bool:
     """A captured argmax/argmin/topk-indices output: ties make any answer valid."""
-    if node["op"] != "call":
+    if node.op != "call":
         return False
-    name = str(node["attrs"].get("target", "")).rsplit(".", 1)[-1]
-    return name in INDEX_OPS or (name in INDEX_PICKS and node["attrs"].get("pick") == 1)
+    name = str(node.attrs.get("target", "")).rsplit(".", 1)[-1]
+    return name in INDEX_OPS or (name in INDEX_PICKS and node.attrs.get("pick") == 1)
 
 
 def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import torch
 
 from fuzzer.corpus.case import Case
-from fuzzer.execute.runner import Task
+from fuzzer.execute.runner import RunResult, Task
 from fuzzer.gen import inputs, mutate
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.kinds import Kind
 
 SEARCHES = ("random", "guided")
 POOL_SIZE = 16
@@ -54,11 +54,11 @@ class SeedPool:
         self.parents: list[Parent] = []
         self.lock = threading.Lock()
 
-    def offer(self, case: Case, task: Task, result: dict) -> None:
+    def offer(self, case: Case, task: Task, result: RunResult) -> None:
         """Keep the case if it is among the best-scored that are not findings."""
-        verdict = Verdict.from_dict(result["verdict"])
-        scores = result.get("scores") or [verdict.score]
-        if verdict.is_finding or verdict.kind == "skip":
+        verdict = result.verdict
+        scores = result.scores or [verdict.score]
+        if verdict.is_finding or verdict.kind == Kind.SKIP:
             return
         best = max(range(len(scores)), key=scores.__getitem__)
         if scores[best] < MIN_SCORE:

@@ -1,0 +1,9 @@
+"""Stage 6, campaigns: the engines that fill a corpus with findings.
+
+Owns a campaign's settings and case ``i`` as a pure function of them (``settings``), the one loop
+core every engine runs through: budget, ledger, harness log, summary (``loop``), the engines
+(``local``: worker processes here; ``fleet``: Ray actors, needs the ``ray`` extra), error-guided
+search around the best near misses (``guided``) and numfuzz's own failures on a case or a
+finding, saved for replay, with the one stop rule (``harness``).
+May import ``ir``, ``gen``, ``judge``, ``execute`` and ``corpus``.
+"""

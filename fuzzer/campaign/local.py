@@ -1,0 +1,150 @@
+"""The local engine: a campaign on worker processes of this machine, findings saved on arrival.
+
+One thread per worker slot asks the loop core (``loop.Loop``) for case indices, generates each
+case and runs it on its own worker process; the driver thread settles what they hand back
+(saves the case file of a finding the moment its verdict arrives, marks the ledger, counts).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fuzzer.campaign import guided, harness
+from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, save_new
+from fuzzer.campaign.settings import Settings, kept_case, make_case
+from fuzzer.corpus.case import Case
+from fuzzer.errors import HarnessError
+from fuzzer.execute.runner import RunResult, Task
+from fuzzer.execute.workers import Runner, assign_gpus, sweep_stale_temp, visible_gpus
+
+
+@dataclass
+class Ran:
+    """One case as a worker thread hands it to the driver: its case and task are None when
+    generating it raised, its result a harness-error verdict when running it did."""
+
+    index: int
+    case: Case | None
+    task: Task | None
+    result: RunResult
+    seconds: float
+    details: str = ""  # the traceback of a driver-side harness error
+
+    @property
+    def strategy(self) -> str:
+        return self.case.origin.get("strategy", "") if self.case else NOT_GENERATED
+
+
+def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
+                 should_stop: Callable[[], bool] = lambda: False) -> Summary:
+    """Fuzz until the case count or time budget is spent; each finding is saved on arrival.
+
+    A case that fails in numfuzz itself is a harness error of that case (``harness``) and the
+    campaign goes on; it stops early, with ``Summary.stopped`` saying why, only when the harness
+    stop rule trips or every worker thread is gone. A machine that cannot run cases at all
+    (``HarnessError``, e.g. a worker that sees no GPU) still raises."""
+    sweep_stale_temp()  # what the workers of a killed run left behind
+    loop = Loop(settings, on_outcome, should_stop)
+    # Bounded, so that workers wait for the driver: a stop takes effect within a few cases.
+    results: queue.Queue = queue.Queue(maxsize=2 * settings.workers)
+    pool = guided.SeedPool() if settings.search == "guided" else None
+    gpus = assign_gpus(settings.workers, settings.gpus, visible_gpus()) \
+        if settings.device == "cuda" else [None] * settings.workers
+    failures: list[BaseException] = []
+    lost: list[str] = []
+
+    def work(slot: int) -> None:
+        threads = max(1, (os.cpu_count() or 1) // settings.workers)
+        runner = Runner(settings.device, threads, settings.timeout, gpu=gpus[slot],
+                        warmup=settings.recipe.warms_up, recycle=settings.recycle)
+        try:
+            while not failures and (index := loop.next_index()) is not None:
+                results.put(run_one(settings, runner, index, pool))
+        except HarnessError as err:  # this machine cannot run cases: stop every worker
+            failures.append(err)
+        except BaseException as err:  # a bug of this loop itself: say so, never silently
+            lost.append(f"worker {slot} stopped: {type(err).__name__}: {err}")
+        finally:
+            runner.close()
+            results.put(None)
+
+    threads = [threading.Thread(target=work, args=(slot,), daemon=True)
+               for slot in range(settings.workers)]
+    for t in threads:
+        t.start()
+    running = len(threads)
+    while running:
+        ran = results.get()
+        if ran is None:
+            running -= 1
+            continue
+        outcome = settle(settings, ran)
+        loop.finish(outcome, ran.details, replayable(ran, outcome))
+    summary = loop.close()
+    if failures:
+        raise failures[0]
+    for message in lost:  # a worker thread that died is counted and shown, never silent
+        loop.lost(message)
+    if len(lost) == len(threads) and not summary.stopped:
+        summary.stopped = f"stopped: every worker is gone; {lost[0]}"
+    return summary
+
+
+def run_one(settings: Settings, runner: Runner, index: int,
+            pool: guided.SeedPool | None) -> Ran:
+    """Generate and run case ``index`` on ``runner``; whatever raises is that case's harness
+    error (a ``HarnessError``, the machine itself failing, is raised)."""
+    began = time.monotonic()
+    try:
+        case, task = make_case(settings, index, pool)
+    except Exception as err:
+        return Ran(index, None, None, RunResult(harness.error_verdict("generating", err)),
+                   time.monotonic() - began, harness.traceback_text(err))
+    try:
+        result = runner.run(task)
+        if pool is not None:  # before this worker's next case is drawn
+            pool.offer(case, task, result)
+    except HarnessError:
+        raise
+    except Exception as err:
+        runner.close()  # its state is unknown: the next case gets a fresh worker
+        return Ran(index, case, task, RunResult(harness.error_verdict("running", err)),
+                   time.monotonic() - began, harness.traceback_text(err))
+    return Ran(index, case, task, result, time.monotonic() - began)
+
+
+def settle(settings: Settings, ran: Ran) -> Outcome:
+    """The outcome of a case, its case file written if it is kept. Never raises: a failure to
+    save is that case's harness error."""
+    try:
+        outcome = record(settings, ran)
+    except Exception as err:
+        outcome = Outcome(ran.index, harness.error_verdict("saving", err), None, False)
+        ran.details = harness.traceback_text(err)
+    outcome.strategy, outcome.seconds = ran.strategy, ran.seconds
+    return outcome
+
+
+def record(settings: Settings, ran: Ran) -> Outcome:
+    """Turn a worker's answer into an outcome, writing the case file if it is kept."""
+    verdict = ran.result.verdict
+    kept = kept_case(settings, ran.case, ran.task, verdict) if ran.case is not None else None
+    if kept is None:
+        return Outcome(ran.index, verdict, None, False)
+    path, new = save_new(settings.out, kept.file_name(), kept.to_bytes())
+    return Outcome(ran.index, verdict, path, new)
+
+
+def replayable(ran: Ran, outcome: Outcome) -> Case | None:
+    """For a harness error: the case with its first draw as inputs, to save beside the record."""
+    if not harness.is_harness_error(outcome.verdict) or ran.case is None or ran.task is None \
+            or not ran.task.draws:
+        return None
+    ran.case.inputs = ran.task.draws[0]
+    ran.case.verdict = outcome.verdict
+    return ran.case

@@ -1,0 +1,188 @@
+"""The one loop core every engine runs a campaign through: budget, ledger, harness log, summary.
+
+An engine (``local``: threads over worker processes here; ``fleet``: Ray actors) only decides
+where cases run. It asks ``Loop.next_index`` for work until the budget (cases, seconds, a stop
+request, the harness stop rule) says no, and hands every finished case to ``Loop.finish``, which
+marks the ledger, records a harness error for replay or counts a clean case, adds the outcome to
+the summary, passes it to the caller's hook (a hook that raises is that case's harness error) and
+applies the harness stop rule. ``Loop.close`` gives the summary.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fuzzer.campaign import harness
+from fuzzer.campaign.settings import Settings
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.files import atomic_write
+from fuzzer.corpus.ledger import STATE_FILE, Ledger
+from fuzzer.judge.kinds import COUNTED, Kind
+from fuzzer.judge.oracle import Verdict
+
+NOT_GENERATED = "(not generated)"  # the strategy row of cases whose generation raised
+
+
+@dataclass
+class Outcome:
+    index: int
+    verdict: Verdict
+    path: Path | None  # the case file written, for findings
+    new: bool  # False when the same case was already in the corpus
+    strategy: str = ""  # what the case was spent on (gen.strategy), and the worker seconds
+    seconds: float = 0.0
+
+
+@dataclass
+class StrategyYield:
+    """What one strategy gave: cases run, findings saved, worker seconds spent."""
+
+    cases: int = 0
+    findings: int = 0
+    seconds: float = 0.0
+    kinds: Counter = field(default_factory=Counter)
+
+    def to_dict(self) -> dict:
+        return {"cases": self.cases, "findings": self.findings,
+                "seconds": round(self.seconds, 1), "kinds": dict(self.kinds)}
+
+
+@dataclass
+class Summary:
+    cases: int = 0
+    findings: Counter = field(default_factory=Counter)
+    skipped: int = 0
+    counted: Counter = field(default_factory=Counter)  # weak-flip, benign: not findings
+    harness_errors: int = 0  # numfuzz's own failures on a case: neither findings nor skips
+    harness_messages: list[str] = field(default_factory=list)  # the first few
+    stopped: str = ""  # why the campaign stopped before its budget (exit 2), else empty
+    ledger_cases: int = 0  # cases the campaign's ledger marks done, earlier (resumed) runs too
+    elapsed: float = 0.0
+    paths: list[str] = field(default_factory=list)
+    strategies: dict[str, StrategyYield] = field(default_factory=dict)
+
+    def add(self, outcome: Outcome) -> None:
+        """Count one finished case (whatever engine ran it)."""
+        verdict = outcome.verdict
+        self.cases += 1
+        spent = self.strategies.setdefault(outcome.strategy, StrategyYield())
+        spent.cases += 1
+        spent.seconds += outcome.seconds
+        if verdict.is_finding:
+            spent.findings += 1
+            spent.kinds[verdict.kind] += 1
+            self.findings[verdict.kind] += 1
+            self.paths.append(str(outcome.path))
+        elif verdict.kind in COUNTED:
+            self.counted[verdict.kind] += 1
+        elif harness.is_harness_error(verdict):
+            self.harness_error(verdict.message)
+        elif verdict.kind == Kind.SKIP:
+            self.skipped += 1
+
+    def harness_error(self, message: str) -> None:
+        self.harness_errors += 1
+        if len(self.harness_messages) < harness.FIRST:
+            self.harness_messages.append(message)
+
+    @property
+    def cases_per_min(self) -> float:
+        return 60.0 * self.cases / self.elapsed if self.elapsed else 0.0
+
+    def to_dict(self) -> dict:
+        return {"cases": self.cases, "findings": dict(self.findings),
+                "not_findings": dict(self.counted), "skipped": self.skipped,
+                "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
+                "stopped": self.stopped,
+                "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
+                "corpus": self.paths,
+                "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())}}
+
+
+class Loop:
+    """One campaign's bookkeeping, whatever engine runs its cases (see the module docstring).
+    ``next_index`` may be called from several threads; ``finish`` from the driver only."""
+
+    def __init__(self, settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
+                 should_stop: Callable[[], bool] = lambda: False) -> None:
+        settings.out.mkdir(parents=True, exist_ok=True)
+        self.settings, self.on_outcome, self.should_stop = settings, on_outcome, should_stop
+        self.ledger = Ledger(settings.out / STATE_FILE, settings.ledger_key(), settings.resume)
+        self.errors = harness.HarnessLog(settings.out / harness.DIRECTORY)
+        self.summary = Summary()
+        self.start = time.monotonic()
+        self.indices = self.ledger.next_indices()
+        self.issued = len(self.ledger.done)  # --resume: --cases counts the whole campaign
+        self.lock = threading.Lock()
+
+    def next_index(self) -> int | None:
+        """The next case index to run, or None once the budget is spent or the run stops."""
+        s = self.settings
+        with self.lock:
+            if self.summary.stopped or self.should_stop():
+                return None
+            if s.seconds is not None and time.monotonic() - self.start >= s.seconds:
+                return None
+            if s.cases is not None and self.issued >= s.cases:
+                return None
+            self.issued += 1
+            return next(self.indices)
+
+    def finish(self, outcome: Outcome, details: str = "", replay: Case | None = None) -> None:
+        """One case is done: mark it, record a harness error (with ``replay``, the case that
+        shows it, and ``details``, its traceback) or count a clean case, add it to the summary,
+        hand it to the hook, and apply the stop rule. Never raises."""
+        try:
+            self.ledger.mark(outcome.index)
+        except Exception as err:  # a full disk: the case ran, resume may run it again
+            if not harness.is_harness_error(outcome.verdict):
+                outcome.verdict = harness.error_verdict("saving state", err)
+                details = harness.traceback_text(err)
+        if harness.is_harness_error(outcome.verdict):
+            self.errors.record(outcome.verdict.message, case=replay, details=details,
+                               where={"campaign_seed": self.settings.seed,
+                                      "index": outcome.index})
+        else:
+            self.errors.ok()
+        self.summary.add(outcome)
+        self.summary.elapsed = time.monotonic() - self.start
+        self._report(outcome)
+        if self.errors.tripped() and not self.summary.stopped:
+            self.summary.stopped = self.errors.stop_message()
+
+    def _report(self, outcome: Outcome) -> None:
+        """The caller's hook (a progress bar, the nightly's ledger); what it raises is a harness
+        error of that case, never the campaign's end."""
+        if self.on_outcome is None:
+            return
+        try:
+            self.on_outcome(outcome)
+        except Exception as err:
+            message = harness.error_verdict("reporting", err).message
+            self.summary.harness_error(message)
+            self.errors.record(message, where={"index": outcome.index},
+                               details=harness.traceback_text(err))
+
+    def lost(self, message: str) -> None:
+        """A worker thread or engine part died (a bug of numfuzz's own loop): counted, shown."""
+        self.summary.harness_errors += 1
+        self.summary.harness_messages.append(message)
+
+    def close(self) -> Summary:
+        self.summary.elapsed = time.monotonic() - self.start
+        self.summary.ledger_cases = len(self.ledger.done)
+        return self.summary
+
+
+def save_new(out: Path, name: str, data: bytes) -> tuple[Path, bool]:
+    """Write a case file's bytes into the corpus ``out`` unless the same case is there already."""
+    path = out / name
+    new = not path.exists()
+    if new:
+        atomic_write(path, data)
+    return path, new

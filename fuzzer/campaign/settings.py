@@ -1,0 +1,121 @@
+"""A campaign's settings, and case ``i`` of a campaign as a pure function of them.
+
+Case ``i`` is a pure function of (seed, i, grammar, dtypes, strategy weights, recipe), so any case
+can be regenerated exactly and a campaign resumes from its ledger; with a guided search's pool, a
+case may instead mutate one of the pool's cases (``guided``), and its case file names its parent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from fuzzer.campaign import guided
+from fuzzer.corpus.case import Case
+from fuzzer.execute.recipe import Recipe
+from fuzzer.execute.runner import Task
+from fuzzer.execute.workers import Recycle
+from fuzzer.gen import inputs, strategy
+from fuzzer.ir.graph import Graph
+from fuzzer.judge.kinds import COUNTED
+from fuzzer.judge.oracle import Verdict
+
+
+@dataclass
+class Settings:
+    out: Path = Path("corpus")  # where findings are saved (the corpus)
+    device: str = "cpu"
+    cases: int | None = None
+    seconds: float | None = None
+    seed: int = 0
+    grammar: str = "mixed"
+    dtypes: tuple[str, ...] = ("float32", "bfloat16", "float16")
+    draws: int = 4
+    workers: int = 1
+    gpus: tuple[int, ...] | None = None  # --gpus: indices of the visible GPUs (default all)
+    recipe: Recipe = Recipe()  # how every case compiles and is judged
+    timeout: float = 300
+    resume: bool = False
+    keep_benign: bool = False  # also save weak-flip and benign cases (not findings)
+    seed_graph: Graph | None = None  # --seed-model: mutate this graph instead of generating
+    seed_inputs: dict[str, torch.Tensor] | None = None
+    seed_model: str = ""  # the file seed_graph was captured from
+    strategies: dict[str, float] | None = None  # name -> weight (gen.strategy); None: defaults
+    search: str = "random"  # guided.SEARCHES: guided mutates the best near misses too
+    recycle: Recycle = field(default_factory=Recycle)  # when a worker is replaced (workers)
+
+    def weights(self) -> dict[str, float]:
+        return self.strategies if self.strategies is not None \
+            else strategy.parse_weights((), self.grammar)
+
+    def ledger_key(self) -> dict:
+        """What makes two runs one campaign (``corpus.ledger``): everything case ``i`` depends
+        on. Defaults added since are left out, so older ledgers still resume."""
+        recipe = self.recipe
+        key = {"seed": self.seed, "grammar": self.grammar, "dtypes": list(self.dtypes),
+               "backend": recipe.backend, "seed_model": self.seed_model,
+               "strategies": {k: v for k, v in sorted(self.weights().items())}}
+        if recipe.policy != "float64":
+            key["policy"] = recipe.policy
+        if recipe.config:
+            key["config"] = dict(sorted(recipe.config.items()))
+        if not recipe.surface.is_default:
+            key["surface"] = dict(sorted(recipe.surface.to_dict().items()))
+        if self.search != "random":
+            key["search"] = self.search
+        return key
+
+
+def case_seed(seed: int, index: int) -> int:
+    return (seed * 1_000_003 + index) & 0x7FFF_FFFF
+
+
+def make_case(settings: Settings, index: int,
+              pool: guided.SeedPool | None = None) -> tuple[Case, Task]:
+    """Case ``index``: its graph, its input draws, and the task that tests them; with a guided
+    search's ``pool``, maybe a mutant of one of its cases instead (``guided.wants_mutant``)."""
+    seed = case_seed(settings.seed, index)
+    dtype = settings.dtypes[index % len(settings.dtypes)]
+    parent = guided.wants_mutant(seed, pool) if pool is not None else None
+    if parent is not None:
+        graph, draws = guided.mutant(parent, seed, settings.draws)
+        dtype, chosen = parent.dtype, "guided"
+    elif settings.seed_graph is not None:
+        from fuzzer.gen.mutate import mutate
+
+        graph = mutate(settings.seed_graph, seed)
+        draws = inputs.draws_around(graph, settings.seed_inputs or {}, seed, settings.draws)
+        chosen = "mutant"
+    else:
+        picked = strategy.choose(seed, settings.weights())
+        graph = strategy.generate(picked, seed, settings.grammar, dtype)
+        if settings.recipe.surface.training:
+            graph = strategy.for_training(graph)
+        draws = inputs.draws(graph, seed, settings.draws, picked.cycle)
+        chosen = picked.name
+    origin = {"campaign_seed": settings.seed, "index": index, "strategy": chosen}
+    if parent is not None:
+        origin.update(parent_index=parent.index, parent_score=round(parent.score, 4))
+    if settings.seed_model:
+        origin["seed_model"] = settings.seed_model
+    case = Case(graph=graph, inputs={}, device=settings.device, dtype=dtype,
+                recipe=settings.recipe, seed=seed,
+                grammar="mutant" if settings.seed_graph is not None or parent is not None
+                else settings.grammar, origin=origin)
+    task = Task(graph=graph, draws=[d for _, d in draws], magnitudes=[m for m, _ in draws],
+                device=settings.device, recipe=settings.recipe)
+    return case, task
+
+
+def kept_case(settings: Settings, case: Case, task: Task, verdict: Verdict) -> Case | None:
+    """The case file a verdict earns (the draw it names, and the verdict), or None: only
+    findings are kept, and with ``keep_benign`` weak flips and benign differences too."""
+    if not (verdict.is_finding or (settings.keep_benign and verdict.kind in COUNTED)):
+        return None
+    draw = verdict.draw or 0
+    case.inputs = task.draws[draw]
+    case.verdict = verdict
+    case.origin["magnitude"] = task.magnitudes[draw] if task.magnitudes else None
+    return case

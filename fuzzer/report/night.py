@@ -1,0 +1,187 @@
+"""A night's persisted state and settings, and what every stage of the nightly shares.
+
+``reports/<date>/night.json`` says which stage a night reached (``Night``), so a killed night
+started again on the same date resumes there; a night that finished and is started again on the
+same date is a new run (``<date>#2``) with a fresh seed. ``Context`` is what the stages share:
+settings, state, store, runner pool, log and the deadline after fuzzing. A finding's failure in
+any stage is a harness error of that finding (``Context.harness_error``): counted in
+``night.json``, logged, saved under ``<corpus>/harness/``, and the night goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fuzzer.campaign import harness
+from fuzzer.campaign.settings import Settings
+from fuzzer.corpus.files import atomic_write
+from fuzzer.execute.pool import RunnerPool
+from fuzzer.report.store import Store, now
+from fuzzer.triage import known
+from fuzzer.triage.attribute import KNOBS, Knob, knob_named
+
+if TYPE_CHECKING:  # Ray is an optional extra: only a night on the ray engine loads it
+    from fuzzer.campaign.fleet import Fleet
+
+Log = Callable[[str], None]
+KNOB_NAMES = frozenset(k.name for k in KNOBS)
+
+
+def plain_log(text: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} nightly: {text}", flush=True)
+
+
+@dataclass
+class NightSettings:
+    reports: Path = Path("reports")
+    campaign: Settings = field(default_factory=Settings)  # the night's campaign (device, recipe,
+    # workers, cases …); its corpus, seed, time and resume are the night's (``night_campaign``)
+    seconds: float | None = None  # the whole night; fuzzing gets fuzz_share of it
+    seed: int | None = None  # default: derived from the date and run number
+    corpus: Path | None = None  # default: reports/corpus, shared by all nights
+    k: int = 3
+    max_calls: int = 200
+    minimize_seconds: float | None = 900
+    max_findings: int = 20  # new case files minimized per night; the rest wait for the next
+    max_drafts: int = 5  # new root causes drafted per night, strongest first; the rest wait
+    known_file: Path = known.KNOWN_FILE  # known causes: counted as hits, never drafted
+    bisect: bool = True
+    knobs: tuple[str, ...] | None = None  # knobs to try besides the full set (signed over)
+    date: str | None = None  # default: today (local time)
+    fuzz_share: float = 0.7
+    engine: str = "local"  # or "ray": fuzz, minimize and triage on a Ray fleet's actors
+    ray_address: str | None = None
+
+    @property
+    def corpus_dir(self) -> Path:
+        return self.corpus or self.reports / "corpus"
+
+    def knob_list(self) -> tuple[Knob, ...]:
+        """Every knob, whatever ``knobs`` says: a cause signature is over the full set (``knobs``
+        only names extra ones to show, such as a custom backend's)."""
+        extra = tuple(knob_named(n) for n in self.knobs or () if n not in KNOB_NAMES)
+        return KNOBS + extra
+
+    def night_campaign(self, night: Night) -> Settings:
+        """Tonight's campaign: into the night's corpus, with its seed, in what is left of the
+        fuzzing share of the budget; after a kill it resumes tonight's case indices."""
+        seconds = None if self.seconds is None else \
+            max(1.0, self.seconds * self.fuzz_share - night.fuzz_seconds)
+        return replace(self.campaign, out=self.corpus_dir, seed=night.seed, seconds=seconds,
+                       resume=night.cases > 0)
+
+
+@dataclass
+class Night:
+    """The persisted state of one night (``reports/<date>/night.json``)."""
+
+    date: str
+    run: int
+    seed: int
+    stage: str = "fuzz"
+    status: str = "running"
+    started: str = field(default_factory=now)  # UTC, comparable with the store's timestamps
+    cases: int = 0
+    skipped: int = 0
+    fuzz_seconds: float = 0.0
+    raw_findings: dict = field(default_factory=dict)  # campaign findings by kind
+    raw_counted: dict = field(default_factory=dict)  # weak flips and benign cases: not findings
+    found: list[str] = field(default_factory=list)  # case files tonight's campaign reported
+    rechecks: list[dict] = field(default_factory=list)
+    backlog: int = 0
+    stage_seconds: dict = field(default_factory=dict)  # wall time per stage (resumes add up)
+    drafts_deferred: int = 0
+    strategies: dict = field(default_factory=dict)  # name -> cases, findings, seconds
+    harness_errors: int = 0  # numfuzz's own failures on a case or finding (corpus.harness)
+    harness_messages: list[str] = field(default_factory=list)  # the first few
+    stopped: str = ""  # why fuzzing stopped before its budget (the harness stop rule)
+
+    @property
+    def id(self) -> str:
+        return f"{self.date}#{self.run}"
+
+    @property
+    def exit_status(self) -> int:
+        """0 a clean night, 1 one with harness errors that ran to its end, 2 one stopped early."""
+        return 2 if self.stopped else 1 if self.harness_errors else 0
+
+    def harness_error(self, message: str) -> None:
+        self.harness_errors += 1
+        if len(self.harness_messages) < harness.FIRST:
+            self.harness_messages.append(message)
+
+    def save(self, directory: Path) -> None:
+        atomic_write(directory / "night.json", json.dumps(asdict(self), indent=1))
+
+
+def night_of(summary: Path) -> Night:
+    """The night a ``SUMMARY.md`` was written for (its ``night.json`` beside it)."""
+    return Night(**json.loads((summary.parent / "night.json").read_text()))
+
+
+def latest_night(reports: Path) -> Night | None:
+    """The most recently started night under ``reports``, or None."""
+    nights = []
+    for path in reports.glob("*/night.json"):
+        try:
+            nights.append(Night(**json.loads(path.read_text())))
+        except (OSError, ValueError, TypeError):
+            continue  # a foreign or half-written file is not a night
+    return max(nights, key=lambda n: (n.started, n.date, n.run), default=None)
+
+
+def open_night(settings: NightSettings, directory: Path, log: Log) -> Night:
+    """Resume tonight's unfinished run, or start a new one."""
+    path = directory / "night.json"
+    run = 1
+    if path.is_file():
+        data = json.loads(path.read_text())
+        if data.get("status") == "running":
+            night = Night(**data)
+            log(f"resuming night {night.id} at stage {night.stage}")
+            return night
+        run = int(data.get("run", 1)) + 1
+        if (directory / "SUMMARY.md").exists():
+            (directory / "SUMMARY.md").replace(directory / f"SUMMARY-{run - 1}.md")
+    seed = settings.seed if settings.seed is not None else \
+        int(directory.name.replace("-", "")) * 100 + run
+    night = Night(date=directory.name, run=run, seed=seed)
+    night.save(directory)
+    log(f"night {night.id} starts: seed {seed}, reports in {directory}")
+    return night
+
+
+@dataclass
+class Context:
+    settings: NightSettings
+    night: Night
+    directory: Path
+    store: Store
+    pool: RunnerPool
+    log: Log
+    deadline: float | None = None
+    fleet: Fleet | None = None  # the Ray fleet when the engine is ray
+
+    def harness_error(self, stage: str, key: str, err: BaseException) -> None:
+        """One finding's ``stage`` raised: count it, log it, keep it for replay; go on."""
+        message = harness.error_verdict(stage, err).message
+        self.night.harness_error(f"{key}: {message}")
+        self.log(f"{key}: {message}")
+        with contextlib.suppress(OSError):  # a full disk: counted all the same, saved later
+            self.night.save(self.directory)
+        harness.HarnessLog(self.settings.corpus_dir / harness.DIRECTORY).record(
+            message, where={"night": self.night.id, "item": key},
+            details=harness.traceback_text(err))
+
+    def advance(self, stage: str) -> None:
+        self.night.stage = stage
+        self.night.save(self.directory)
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline

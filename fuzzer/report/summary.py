@@ -1,0 +1,172 @@
+"""SUMMARY.md: what one night did, for the person who reads it in the morning.
+
+First whether the night was clean (harness errors), then throughput and where the time went by
+strategy, root causes new / known / recurring / fixed, the new findings ranked with their drafts
+and ``gh`` commands, known causes hit, recurring ones, the recheck, crashes, what was not
+reproducible or was left for the next night, and the time per stage.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from fuzzer.campaign import harness
+from fuzzer.corpus.case import versions
+from fuzzer.corpus.files import atomic_write
+from fuzzer.judge.kinds import RAISED
+from fuzzer.report import draft
+from fuzzer.report.night import Context, Night
+from fuzzer.report.store import Finding, now
+from fuzzer.triage import known
+
+
+def write_summary(ctx: Context) -> Path:
+    return atomic_write(ctx.directory / "SUMMARY.md", summary_text(ctx))
+
+
+def summary_text(ctx: Context) -> str:
+    night, store = ctx.night, ctx.store
+    rows = list(store.night_rows(night.id))
+    new = draft.ranked([f for r in rows if r["outcome"] == "new"
+                        if (f := store.get(r["signature"]))])
+    recurring = [f for sig in dict.fromkeys(r["signature"] for r in rows
+                                            if r["outcome"] == "recurring")
+                 if (f := store.get(sig))]
+    other = [r for r in rows if r["outcome"] not in ("new", "recurring")]
+    found = versions()
+    torch_version, triton_version = found["torch"], found["triton"]
+    parts = [f"# numfuzz nightly {night.date} (run {night.run})", "",
+             f"torch {torch_version}, triton {triton_version}; device "
+             f"{ctx.settings.campaign.device}, backend {ctx.settings.campaign.recipe.backend}, "
+             f"seed {night.seed}; started {night.started}, "
+             f"summary written {now()}.", "", *_health(ctx),
+             *_throughput(night), *_causes(ctx, new, recurring), *_new_section(ctx, new),
+             *_known_section(ctx, store.known_hits(night.id)), *_recurring_section(recurring),
+             *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
+             *_other_section(other, night.backlog, night.drafts_deferred),
+             *_stage_section(ctx)]
+    return "\n".join(parts) + "\n"
+
+
+def _health(ctx: Context) -> list[str]:
+    """First thing a reader sees: was this a clean night, and if not, where to look."""
+    night = ctx.night
+    folder = ctx.settings.corpus_dir / harness.DIRECTORY
+    if not night.harness_errors and not night.stopped:
+        return ["**Clean night**: no harness errors.", ""]
+    lines = [f"## Harness errors: {night.harness_errors}", "",
+             "numfuzz's own failures (not findings); each case or finding is saved for replay "
+             f"in `{folder}`, and the night went on."]
+    if night.stopped:
+        lines += ["", f"**Fuzzing {night.stopped}.**"]
+    lines += ["", *(f"- {m}" for m in night.harness_messages)]
+    return lines + [""]
+
+
+def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[str]:
+    fixed = sum(r["after"] == "fixed" for r in ctx.night.rechecks)
+    known_hits = sum(ctx.store.known_hits(ctx.night.id).values())
+    counted = ", ".join(f"{k}: {n}" for k, n in sorted(ctx.night.raw_counted.items())) or "none"
+    return ["## Root causes", "", "| new | known (not drafted) | recurring | fixed |",
+            "|---|---|---|---|", f"| {len(new)} | {known_hits} hits | {len(recurring)} | "
+            f"{fixed} |", "", f"Not findings (counted, not saved): {counted}.", ""]
+
+
+def _known_section(ctx: Context, hits: dict[str, int]) -> list[str]:
+    lines = [f"## Known causes: {sum(hits.values())} hits", ""]
+    if not hits:
+        return lines + ["None tonight.", ""]
+    entries = {e.id: e for e in known.entries(ctx.settings.known_file)}
+    lines += ["| known cause | hits | what upstream says |", "|---|---|---|"]
+    for entry_id, n in hits.items():
+        entry = entries.get(entry_id)
+        what = f"{entry.what} ({', '.join(entry.urls)})" if entry else ""
+        lines.append(f"| `{entry_id}` | {n} | {what} |")
+    return lines + [""]
+
+
+def _stage_section(ctx: Context) -> list[str]:
+    s, seconds = ctx.settings, ctx.night.stage_seconds
+    budget = f"{s.seconds:.0f}s" if s.seconds is not None else "none"
+    lines = [f"## Time per stage (budget {budget}; fuzzing gets {s.fuzz_share:.0%})", "",
+             "| stage | seconds |", "|---|---|"]
+    lines += [f"| {stage} | {t:.0f} |" for stage, t in seconds.items()]
+    return lines + [f"| total | {sum(seconds.values()):.0f} |", ""]
+
+
+def _throughput(night: Night) -> list[str]:
+    rate = 60.0 * night.cases / night.fuzz_seconds if night.fuzz_seconds else 0.0
+    kinds = ", ".join(f"{k}: {n}" for k, n in sorted(night.raw_findings.items())) or "none"
+    return ["## Throughput", "", "| cases fuzzed | cases/min | fuzzing time | skipped | "
+            "raw findings |", "|---|---|---|---|---|",
+            f"| {night.cases} | {rate:.1f} | {night.fuzz_seconds:.0f}s | {night.skipped} | "
+            f"{kinds} |", "", *_strategy_rows(night)]
+
+
+def _strategy_rows(night: Night) -> list[str]:
+    """Where the fuzzing time went (``--strategy NAME=WEIGHT`` to change it)."""
+    if not night.strategies:
+        return []
+    lines = ["| strategy | cases | raw findings | worker seconds |", "|---|---|---|---|"]
+    lines += [f"| {name} | {row['cases']} | {row['findings']} | {row['seconds']:.0f} |"
+              for name, row in sorted(night.strategies.items())]
+    return lines + [""]
+
+
+def _new_section(ctx: Context, new: list[Finding]) -> list[str]:
+    lines = [f"## New findings: {len(new)}", ""]
+    if not new:
+        return lines + ["None tonight.", ""]
+    lines += ["Ranked: non-finite, then flips far from their boundary, then the rest. Each "
+              "draft was generated by numfuzz; a person must check it before filing.", "",
+              "| # | signature | title | reliability | draft |", "|---|---|---|---|---|"]
+    for i, f in enumerate(new, 1):
+        rel = f"{f.reliability[0]}/{f.reliability[1]}" if f.reliability else "-"
+        link = f"[{Path(f.draft_path).name}]({Path(f.draft_path).name})" if f.draft_path else "-"
+        lines.append(f"| {i} | `{f.signature}` | {f.title} | {rel} | {link} |")
+    lines += ["", "To file one after checking it (numfuzz never files anything):", ""]
+    lines += [f"    {draft.gh_command(f.title, Path(f.draft_path))}" for f in new if f.draft_path]
+    return lines + [""]
+
+
+def _recurring_section(recurring: list[Finding]) -> list[str]:
+    lines = [f"## Recurring: {len(recurring)}", ""]
+    if not recurring:
+        return lines + ["None.", ""]
+    lines += ["| signature | title | hits | first seen | status |", "|---|---|---|---|---|"]
+    lines += [f"| `{f.signature}` | {f.title} | {f.hits} | {f.first_seen} | {f.status} |"
+              for f in recurring]
+    return lines + [""]
+
+
+def _recheck_section(rechecks: list[dict]) -> list[str]:
+    fixed = [r for r in rechecks if r["after"] == "fixed"]
+    flaky = [r for r in rechecks if r["after"] == "flaky"]
+    lines = [f"## Fixed: {len(fixed)} (of {len(rechecks)} open findings rechecked)", ""]
+    lines += [f"- `{r['signature']}` {r['title']}: 0/{r['k']} on this torch" for r in fixed]
+    if flaky:
+        lines += ["", f"Flaky now: {len(flaky)}"]
+        lines += [f"- `{r['signature']}` {r['title']}: {r['reproduced']}/{r['k']}" for r in flaky]
+    notes = [r for r in rechecks if r["message"]]
+    lines += [f"- `{r['signature']}`: {r['message']}" for r in notes]
+    return lines + [""]
+
+
+def _crash_section(night: Night, findings: list[Finding]) -> list[str]:
+    raw = sum(n for k, n in night.raw_findings.items() if k in RAISED)
+    crashes = [f for f in findings if f.kind in RAISED]
+    lines = [f"## Crashes and timeouts: {raw} raw, {len(crashes)} signatures", ""]
+    lines += [f"- `{f.signature}` {f.title}: {f.summary}" for f in crashes]
+    return lines + [""]
+
+
+def _other_section(other: list[sqlite3.Row], backlog: int, deferred: int) -> list[str]:
+    other = [r for r in other if not r["outcome"].startswith("known: ")]
+    lines = [f"## Not reproducible, errors, skipped: {len(other)}", ""]
+    lines += [f"- {r['key']}: {r['outcome']}" for r in other]
+    if backlog:
+        lines += ["", f"{backlog} case files wait for the next night (max findings / time)."]
+    if deferred:
+        lines += ["", f"{deferred} drafts wait for the next night (max drafts / time)."]
+    return lines + [""]

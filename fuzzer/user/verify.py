@@ -1,0 +1,81 @@
+"""Is the captured case the user's model? Bit for bit in eager, and alike in divergence.
+
+``check_faithful``: the captured program must give the model's eager outputs bit for bit, or
+capture refuses. ``verify_capture``: the file's own model and its captured case run side by side
+in a worker (the file judged as itself, ``execute.original``); they must show the same divergence
+on the same output before anything is minimized.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.replay import replay_case
+from fuzzer.errors import CaptureError
+from fuzzer.execute.original import one_line, tensor_leaves
+from fuzzer.execute.pool import TaskRunner
+from fuzzer.ir import render
+from fuzzer.ir.graph import Graph
+from fuzzer.judge import oracle
+from fuzzer.judge.key import same_divergence
+from fuzzer.judge.oracle import Verdict
+from fuzzer.user.lift import generic_ops
+
+
+def check_faithful(model: torch.nn.Module, inputs: list[torch.Tensor], graph: Graph,
+                   values: dict[str, torch.Tensor], where: str) -> None:
+    """The captured program's eager outputs must be the model's, bit for bit."""
+    try:
+        expected = tensor_leaves(copy.deepcopy(model)(*[t.clone() for t in inputs]))
+    except Exception as err:
+        raise CaptureError(f"{where}: Model fails on its own inputs: {one_line(err)}") from None
+    program = render.load(render.render_model(graph), "model")
+    args = [values[str(n)].clone() for n in graph.input_ids()]
+    try:
+        got = list(program(*args))
+    except Exception as err:
+        raise CaptureError(f"{where}: the captured program fails to run: {one_line(err)}") \
+            from None
+    if len(got) != len(expected) or not oracle.bitwise_equal(expected, got):
+        raise CaptureError(f"{where}: the captured program does not reproduce Model's eager "
+                           "outputs bit for bit (randomness in forward, or state it mutates)")
+
+
+@dataclass
+class CaptureCheck:
+    reproduces: bool
+    message: str
+    case: Case
+    original: Verdict | None = None
+    outputs: dict = field(default_factory=dict)  # the capture's eager/compiled/float64 outputs
+
+
+def verify_capture(case: Case, runner: TaskRunner) -> CaptureCheck:
+    """Run a captured case and the file's own model side by side: same divergence, same output?
+
+    ``case`` comes from ``Captured.case`` (its origin names the file and seed); the original is
+    judged with the case's backend and device.
+    """
+    path, seed = case.origin["model_file"], case.origin["seed"]
+    task = case.task(keep_outputs=True)
+    task.model_file, task.seed = str(Path(path).resolve()), seed
+    original = runner.run(task).verdict
+    replayed = replay_case(case, runner=runner)
+    verdict, outputs = replayed.verdict, replayed.outputs
+    case.verdict = verdict
+    size = f"{len(case.graph)} ops, {generic_ops(case.graph)} generic"
+    if not original.is_finding:
+        return CaptureCheck(False, f"{path}: Model does not diverge with --seed {seed} on "
+                            f"{case.device} ({original.summary()}); nothing to minimize",
+                            case, original, outputs)
+    if not same_divergence(original, verdict):
+        return CaptureCheck(False, f"{path}: Model shows {original.summary()}, but its captured "
+                            f"graph ({size}) shows {verdict.summary()}: not the same divergence",
+                            case, original, outputs)
+    return CaptureCheck(True, f"{path}: captured ({size}); the same divergence as Model itself: "
+                        f"{verdict.kind} in output {verdict.output}", case, original, outputs)
