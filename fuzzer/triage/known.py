@@ -75,10 +75,8 @@ def applies_to(spec: str, version: str) -> bool:
 @cache
 def entries(path: Path = KNOWN_FILE) -> tuple[Known, ...]:
     """The entries of ``path``; InputError (one line) on a malformed file."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: no TOML reader in the standard library
-        return ()
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text())
         found = []
