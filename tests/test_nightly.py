@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from fuzzer.report.nightly import run_night
 from fuzzer.report.pipeline import finding_for
 from fuzzer.report.recheck import recheck
 from fuzzer.report.store import Store
+from fuzzer.report.summary import _recheck_section
 from fuzzer.triage import known
 from tests import triage_fakes as tf
 from tests.conftest import night_settings
@@ -73,9 +75,12 @@ def test_recheck_on_the_buggy_build_keeps_them_open(recorded, fake_runner):
 
 def test_recheck_on_the_fixed_build_marks_fixed(recorded, fake_runner):
     reports, sigs = recorded
+    issue = "https://github.com/pytorch/pytorch/issues/4242"
     fixed_build = Runner("cpu", timeout=60, env={tf.FIXED_ENV: "1"}, warmup=False)
     try:
         with Store.in_reports(reports) as store:
+            for name in ("fixed", "still"):  # both filed upstream by a person
+                assert store.set_upstream(sigs[name], "filed", issue)
             results = {r.signature: r for r in
                        recheck(store, RunnerPool({"cpu": fixed_build}), k=3)}
     finally:
@@ -86,6 +91,14 @@ def test_recheck_on_the_fixed_build_marks_fixed(recorded, fake_runner):
     assert got[sigs["flaky"]][0] == "flaky"
     assert got[sigs["crashes"]] == ("open", (3, 3), None)  # unchanged: it now crashes instead
     assert "not clean" in results[sigs["crashes"]].message
+    comment = (f"numfuzz: no longer reproduces on torch {torch.__version__} (3/3 clean runs of "
+               "the minimized repro); close #4242?")
+    assert results[sigs["fixed"]].comment == comment and not results[sigs["still"]].comment
+    section = "\n".join(_recheck_section([asdict(r) for r in results.values()]))
+    assert f"| `{sigs['still']}` | {results[sigs['still']].title} | filed {issue} | still " \
+           "reproduces (3/3 runs) |" in section, section
+    assert "fixed in this torch (0/3 runs reproduce, every run clean)" in section
+    assert f"- {issue}: {comment}" in section
     with Store.in_reports(reports) as store:  # a fixed finding is not replayed again
         again = recheck(store, RunnerPool({"cpu": fake_runner}, warmup=False), k=1)
     assert {r.signature for r in again} == set(sigs.values()) - {sigs["fixed"]}
@@ -95,7 +108,7 @@ def test_findings_command_lists_the_store_ranked(recorded):
     reports, sigs = recorded
     result = CliRunner().invoke(main, ["findings", "--reports", str(reports), "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)["findings"]
     assert {r["signature"] for r in rows} == set(sigs.values())
     assert all(r["kind"] == "int-flip" and r["hits"] == 1 for r in rows)
 

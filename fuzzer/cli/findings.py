@@ -2,8 +2,10 @@
 
 ``triage CASE``: which knob or compiler stage makes the divergence vanish (exit 0; 1 when the case
 does not reproduce in a fresh compile). ``nightly``: what cron runs (exit 0 whenever the night ran).
-``findings``: the store as a ranked table; ``--recheck`` first replays open findings on the
-installed torch. Bad input is one line on stderr and exit 2.
+``findings``: the store as a ranked table with each cause's upstream issue, then the known causes
+hit; ``--filed`` / ``--wontfix`` record a cause's upstream issue, ``--recheck`` first replays open
+findings on the installed torch, ``--upstream`` searches GitHub for likely duplicates. Bad input
+is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from fuzzer.cli.common import (
 from fuzzer.judge.kinds import POLICIES
 
 if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
+    from collections.abc import Callable
+
     from fuzzer.corpus.case import Case
     from fuzzer.report.store import Finding, Store
     from fuzzer.triage.attribute import Attribution
@@ -196,36 +200,110 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
 @main.command("findings")
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
-@click.option("--recheck", is_flag=True, help="Replay open findings on the installed torch first.")
+@click.option("--filed", nargs=2, metavar="SIGNATURE URL",
+              help="Record the upstream issue a root cause was filed as: it is not drafted "
+                   "again, and once a recheck finds it fixed, a ready comment for the issue is "
+                   "shown.")
+@click.option("--wontfix", nargs=2, metavar="SIGNATURE URL",
+              help="Record that upstream closed a root cause as expected behaviour (URL: where): "
+                   "from then on it is counted as a known cause, never drafted again.")
+@click.option("--recheck", is_flag=True,
+              help="Replay open findings on the installed torch first: per cause, still "
+                   "reproduces or fixed in this torch (with a ready comment for a filed issue).")
 @click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
-def findings_command(reports: Path, recheck: bool, k: int, as_json: bool) -> None:
-    """The findings store: signature, kind, first/last seen, hits, status (ranked)."""
+@click.option("--upstream", is_flag=True,
+              help="Search GitHub's issues for likely duplicates of each open root cause (needs "
+                   "GITHUB_TOKEN and network; NUMFUZZ_GITHUB_API overrides "
+                   "https://api.github.com); list them here and append them to the cause's "
+                   "draft. Without either it says so in one line and goes on.")
+@click.option("--known", "known_file", type=click.Path(dir_okay=False, exists=True,
+                                                       path_type=Path),
+              help="The known causes the nights used (default: fuzzer/known.toml), to describe "
+                   "their hits.")
+@click.option("--json", "as_json", is_flag=True,
+              help='{"findings": [...], "known": [...]} (and "rechecks" with --recheck).')
+def findings_command(reports: Path, filed: tuple[str, str] | None,
+                     wontfix: tuple[str, str] | None, recheck: bool, k: int, upstream: bool,
+                     known_file: Path | None, as_json: bool) -> None:
+    """The findings store: signature, kind, first/last seen, hits, status and upstream issue
+    (ranked), then the known causes hit. --filed / --wontfix record a cause's upstream issue."""
     from fuzzer.report.draft import ranked
     from fuzzer.report.store import DB_NAME, Store
+    from fuzzer.report.summary import known_rows
+    from fuzzer.triage.known import KNOWN_FILE, entries
 
     if not (reports / DB_NAME).is_file():
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
+    known_file = known_file or KNOWN_FILE
+    entries(known_file)  # a malformed file is one line and exit 2 before anything changes
+    say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
+    rechecks = []
     with Store.in_reports(reports) as store:
+        for state, given in (("filed", filed), ("wontfix", wontfix)):
+            if given is not None:
+                _record_upstream(store, state, *given, say=say)
         if recheck:
-            _recheck(store, k, quiet=as_json)
+            rechecks = _recheck(store, k, quiet=as_json)
+        if upstream:
+            _search_upstream(store, say)
         findings = ranked(store.findings())
+        searches = {f.signature: store.upstream_search(f.signature) for f in findings}
+        known = known_rows(store, store.known_hits(), known_file)
     if as_json:
-        click.echo(strict_json([f.to_dict() for f in findings]))
+        rows = [{**f.to_dict(), "duplicates": (searches[f.signature] or {}).get("results")}
+                for f in findings]
+        out = {"findings": rows, "known": known}
+        if recheck:
+            out["rechecks"] = rechecks
+        click.echo(strict_json(out))
         return
     _print_findings(findings, reports)
+    _print_duplicates(findings, searches)
+    _print_known(known)
+    _print_comments(rechecks)
     _print_last_night(reports)
 
 
-def _recheck(store: Store, k: int, quiet: bool) -> None:
+def _record_upstream(store: Store, state: str, signature: str, url: str,
+                     say: Callable[[str], None]) -> None:
+    """``--filed`` / ``--wontfix``: a known signature and an http(s) address, or one line."""
+    from urllib.parse import urlparse
+
+    address = urlparse(url)
+    if address.scheme not in ("http", "https") or not address.netloc:
+        raise UserError(f"--{state}: {url!r} is not a URL; give the upstream issue's address, "
+                        "e.g. https://github.com/pytorch/pytorch/issues/12345")
+    if not store.set_upstream(signature, state, url):
+        raise UserError(f"--{state}: no root cause {signature!r} in {store.path} (the "
+                        "signatures are in the first column of `numfuzz findings`)")
+    say(f"{signature}: {state} upstream as {url}"
+        + ("; counted as known from now on, never drafted again" if state == "wontfix" else ""))
+
+
+def _recheck(store: Store, k: int, quiet: bool) -> list[dict]:
+    from dataclasses import asdict
+
     from fuzzer.execute.pool import RunnerPool
     from fuzzer.report.recheck import recheck
 
     pool = RunnerPool()
     try:
-        recheck(store, pool, k=k, log=None if quiet else log_line)
+        return [asdict(r) for r in recheck(store, pool, k=k, log=None if quiet else log_line)]
     finally:
         pool.close()
+
+
+def _search_upstream(store: Store, say: Callable[[str], None]) -> None:
+    """Likely duplicates upstream; without a token or network one line, and the listing goes
+    on (exit 0)."""
+    from fuzzer.report.upstream import Unavailable, find_duplicates
+
+    try:
+        searched = find_duplicates(store, log=say)
+    except Unavailable as err:
+        say(f"upstream: {err}")
+        return
+    say(f"upstream: searched GitHub's issues for {searched} open root causes")
 
 
 def _print_findings(findings: list[Finding], reports: Path) -> None:
@@ -234,14 +312,49 @@ def _print_findings(findings: list[Finding], reports: Path) -> None:
 
     table = Table(title=f"{reports}: {len(findings)} findings (ranked)")
     for col in ("signature", "kind", "title", "first seen", "last seen", "hits", "k/k",
-                "status"):
-        table.add_column(col)
+                "status", "upstream"):
+        table.add_column(col, overflow="fold")
     for f in findings:
         rel = f"{f.reliability[0]}/{f.reliability[1]}" if f.reliability else "-"
         status = f"{f.status} in {f.fixed_in}" if f.status == "fixed" and f.fixed_in else f.status
+        upstream = f"{f.upstream_state} {f.upstream_url}" if f.upstream_state else "-"
         table.add_row(f.signature, f.kind, f.title.removeprefix("[numfuzz] "), f.first_seen,
-                      f.last_seen, str(f.hits), rel, status)
-    Console(width=160).print(table)
+                      f.last_seen, str(f.hits), rel, status, upstream)
+    Console(width=200).print(table)
+
+
+def _print_duplicates(findings: list[Finding], searches: dict) -> None:
+    from fuzzer.report.upstream import Duplicate
+
+    for f in findings:
+        found = searches.get(f.signature)
+        if found is None or f.upstream_state is not None:
+            continue
+        click.echo(f"possible duplicates upstream of {f.signature} (searched {found['at']}):")
+        for result in found["results"] or []:
+            click.echo(f"  {Duplicate(**result).line()}")
+        if not found["results"]:
+            click.echo("  none found")
+
+
+def _print_known(rows: list[dict]) -> None:
+    """Known causes hit, built in or recorded wontfix: a night whose findings were all known
+    still shows what it found."""
+    if not rows:
+        return
+    click.echo(f"known causes: {sum(r['hits'] for r in rows)} hits (counted, not drafted)")
+    for r in rows:
+        state = f", {r['state']}" if r["state"] else ""
+        links = f": {' '.join(r['urls'])}" if r["urls"] else ""
+        click.echo(f"  {r['id']}: {r['hits']} hits{state}{links}")
+
+
+def _print_comments(rechecks: list[dict]) -> None:
+    comments = [r for r in rechecks if r.get("comment")]
+    if comments:
+        click.echo("ready comments for the upstream issues (numfuzz posts nothing):")
+    for r in comments:
+        click.echo(f"  {r['upstream_url']}: {r['comment']}")
 
 
 def _print_last_night(reports: Path) -> None:

@@ -3,10 +3,13 @@ under its cause signature, then a draft for each new root cause.
 
 Process: every corpus case file no night has processed, strongest first (``strongest_first``):
 minimize, attribute over the full knob set, cause signature; a known cause is a hit on its
-``known.toml`` entry, any other a hit on its root cause, merged with a near match, or a new one;
+``known.toml`` entry (unless upstream fixed it in this torch or before: then it came back, and
+is drafted as a regression), a cause recorded wontfix upstream (``findings --wontfix``) a hit on
+that cause as known, any other a hit on its root cause, merged with a near match, or a new one;
 a case file an earlier night processed that tonight's campaign found again is a hit on its cause.
-A second pass picks up the slips the minimizer saved. Drafts: root causes without one,
-strongest first, at most ``max_drafts``: bisector, repro run, ``reports/<date>/<signature>.md``.
+A second pass picks up the slips the minimizer saved. Drafts: root causes without one and
+not recorded upstream, strongest first, at most ``max_drafts``: bisector, repro run,
+``reports/<date>/<signature>.md``, and upstream's side (``upstream.appendix``).
 Each item checks the night's deadline; what is left waits for the next night.
 """
 
@@ -20,7 +23,7 @@ from fuzzer.corpus.case import Case, CaseError, versions
 from fuzzer.ir.graph import op_chain, readable_chain
 from fuzzer.judge.kinds import RANK, Kind
 from fuzzer.judge.oracle import severity_key
-from fuzzer.report import draft
+from fuzzer.report import draft, upstream
 from fuzzer.report.night import Context
 from fuzzer.report.store import Finding
 from fuzzer.triage import known
@@ -87,6 +90,10 @@ def _hit_again(ctx: Context, key: str, earlier: sqlite3.Row) -> None:
     finding = ctx.store.get(earlier["signature"]) if earlier["signature"] else None
     if finding is None:
         ctx.store.mark_processed(ctx.night.id, key, f"seen before: {earlier['outcome']}")
+        return
+    if finding.upstream_state == "wontfix":  # closed upstream as expected: known, not a hit
+        ctx.store.record_known(finding.signature, ctx.night.id, key)
+        ctx.log(f"{key}: known cause {finding.signature} (wontfix upstream)")
         return
     finding.torch, finding.triton = _versions()
     ctx.store.record(finding, night=ctx.night.id, key=key)
@@ -182,16 +189,26 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution,
     """A known cause is a hit on its entry; else a hit on the root cause it is (or nearly is,
     ``same_cause``), or a new one. The smallest repro among a cause's members is kept."""
     fields = signature_fields(case, attribution)
-    entry = known.match(fields, known.entries(ctx.settings.known_file))
-    if entry is not None:
+    torch_version = _versions()[0]
+    entry = known.match(fields, known.entries(ctx.settings.known_file), torch_version)
+    if entry is not None and not entry.reappeared(torch_version):
         ctx.store.record_known(entry.id, ctx.night.id, key)
-        ctx.log(f"{key}: known cause {entry.id}: {entry.what}")
+        ctx.log(f"{key}: known cause {entry.id} ({entry.state(torch_version)}): {entry.what}")
         return
+    if entry is not None:  # upstream fixed it in this torch or before: a regression, drafted
+        ctx.log(f"{key}: matches {entry.id}, fixed upstream in {entry.fixed_in}, yet reproduces "
+                f"on torch {torch_version}: drafted as a regression")
     finding = finding_for(case, attribution, reliability)
     merged = next((f for f in ctx.store.findings() if f.signature != finding.signature
                    and (c := ctx.store.cause(f.signature)) and same_cause(c, fields)), None)
     if merged is not None:
         finding.signature = merged.signature
+    recorded = ctx.store.get(finding.signature)
+    if recorded is not None and recorded.upstream_state == "wontfix":  # closed as expected
+        ctx.store.record_known(recorded.signature, ctx.night.id, key)
+        ctx.log(f"{key}: known cause {recorded.signature} (wontfix upstream: "
+                f"{recorded.upstream_url})")
+        return
     case_dir = ctx.settings.reports / "findings" / finding.signature
     kept = case_dir / "case.pt"
     if not kept.exists() or _smaller(case, kept):
@@ -220,7 +237,8 @@ def write_pending_drafts(ctx: Context) -> None:
     written = sum(1 for f in ctx.store.findings() if f.draft_path
                   and Path(f.draft_path).parent == ctx.directory)
     pending = [f for f in draft.ranked(ctx.store.findings(status="open"))
-               if f.draft_path is None or not Path(f.draft_path).exists()]
+               if (f.draft_path is None or not Path(f.draft_path).exists())
+               and f.upstream_state is None]  # a cause filed or wontfix upstream: no draft
     for i, finding in enumerate(pending):
         if written >= ctx.settings.max_drafts or ctx.out_of_time():
             ctx.night.drafts_deferred = len(pending) - i
@@ -258,6 +276,8 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path) 
     text = draft.render_draft(finding, case, attribution, repro.read_text(), result,
                               draft.collect_env_cached(env_file), path,
                               ctx.store.sightings(finding.signature))
+    # Upstream's side, after the body: a known fix this torch holds, duplicates found so far.
+    text += upstream.appendix(ctx.store, finding, ctx.settings.known_file, _versions()[0])
     draft.write_draft(path, text)
     ctx.log(f"draft {path} ({finding.title})")
     return path

@@ -1,19 +1,23 @@
 """Recheck: open root causes replayed k times on the installed torch, their status updated.
 
 k/k stays open, 0/k with every run clean is fixed (``fixed_in`` = this torch), anything between
-is flaky. Serves the nightly's recheck stage and ``numfuzz findings --recheck``.
+is flaky. Each result says per cause "still reproduces" or "fixed in this torch" (``outcome``);
+for a cause filed upstream (``findings --filed``) that is now fixed, it carries a ready comment
+for the issue (``upstream.close_comment``). Serves the nightly's recheck stage and ``numfuzz
+findings --recheck``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
 from fuzzer.report.store import Finding, Store
+from fuzzer.report.upstream import close_comment
 from fuzzer.triage.attribute import run_fresh
 
 Log = Callable[[str], None]
@@ -28,6 +32,19 @@ class Recheck:
     reproduced: int
     k: int
     message: str = ""
+    upstream_state: str = ""  # filed / wontfix, as recorded
+    upstream_url: str = ""
+    comment: str = ""  # for a filed cause now fixed: what to post on its issue
+
+
+def outcome(result: dict) -> str:
+    """Per cause, in words (``result``: a ``Recheck`` as a dict, as a night keeps it)."""
+    runs = f"{result['reproduced']}/{result['k']}"
+    if result["message"]:
+        return result["message"]
+    return {"open": f"still reproduces ({runs} runs)",
+            "fixed": f"fixed in this torch ({runs} runs reproduce, every run clean)",
+            "flaky": f"flaky ({runs} runs reproduce)"}.get(result["after"], result["after"])
 
 
 def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | None = None,
@@ -56,8 +73,7 @@ def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | No
                 log(f"recheck {finding.signature}: harness error: {type(err).__name__}: {err}")
             continue
         if log:
-            log(f"recheck {finding.signature}: {result.before} -> {result.after} "
-                f"({result.reproduced}/{k}) {result.message}".rstrip())
+            log(f"recheck {finding.signature}: {outcome(asdict(result))}")
         results.append(result)
     return results
 
@@ -65,7 +81,9 @@ def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | No
 def _recheck_one(store: Store, pool: RunnerPool, finding: Finding, k: int) -> Recheck:
     import torch
 
-    result = Recheck(finding.signature, finding.title, finding.status, finding.status, 0, k)
+    result = Recheck(finding.signature, finding.title, finding.status, finding.status, 0, k,
+                     upstream_state=finding.upstream_state or "",
+                     upstream_url=finding.upstream_url or "")
     try:
         case = Case.load(finding.case_path or "")
     except CaseError as err:
@@ -89,4 +107,6 @@ def _recheck_one(store: Store, pool: RunnerPool, finding: Finding, k: int) -> Re
     fixed_in = str(torch.__version__) if result.after == "fixed" else None
     store.set_status(finding.signature, result.after, reliability=(result.reproduced, k),
                      fixed_in=fixed_in)
+    if fixed_in and result.upstream_state == "filed":
+        result.comment = close_comment(result.upstream_url, fixed_in, k, k)
     return result

@@ -10,7 +10,16 @@ status, fixed_in, paths, attribution), ``causes`` (its signature fields, for mer
 matches), ``sightings`` (the heads and graphs it was found through), ``versions_seen`` (which
 torch/triton builds saw it), ``known_hits`` (causes matched to ``fuzzer/known.toml``, not
 drafted) and ``processed`` (which case files each night has dealt with, for resuming a killed
-night). Tables added since schema version 1 are created on open; older stores gain them.
+night), ``upstream_search`` (the likely duplicates GitHub's issue search gave for a cause).
+
+A root cause's life upstream is apart from its recheck status: ``upstream_state`` is ``filed``
+or ``wontfix`` (closed upstream as expected behaviour), with ``upstream_url`` the issue.
+
+Schema versions: a store is readable by the numfuzz whose ``SCHEMA_VERSION`` it carries. Tables
+added since version 1 are created on open (an older numfuzz ignores a table it does not know);
+version 2 added columns to ``findings`` (an older numfuzz cannot read those rows, hence the new
+version): a version-1 store gains them on open, in one transaction, and says version 2 from then
+on. A store of a version this numfuzz does not know is refused, untouched.
 """
 
 from __future__ import annotations
@@ -27,10 +36,15 @@ from fuzzer.errors import StoreError
 
 DB_NAME = "findings.sqlite"
 STATUSES = ("open", "fixed", "flaky")
-SCHEMA_VERSION = 1
+UPSTREAM_STATES = ("filed", "wontfix")  # what a person recorded of the cause upstream
+SCHEMA_VERSION = 2
+READABLE = ("1", "2")  # versions this numfuzz opens (1 is migrated to 2 on open)
+# Columns added to ``findings`` since version 1: ALTERed into older stores, created in new ones.
+ADDED_COLUMNS = {"upstream_state": "TEXT CHECK (upstream_state IN ('filed', 'wontfix'))",
+                 "upstream_url": "TEXT"}
 
+META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS findings (
     signature    TEXT PRIMARY KEY,
     kind         TEXT NOT NULL,
@@ -88,6 +102,12 @@ CREATE TABLE IF NOT EXISTS known_hits (
     at    TEXT NOT NULL,
     PRIMARY KEY (entry, night, key)
 );
+CREATE TABLE IF NOT EXISTS upstream_search (
+    signature TEXT PRIMARY KEY,
+    query     TEXT NOT NULL,
+    at        TEXT NOT NULL,
+    results   TEXT NOT NULL
+);
 """
 
 
@@ -123,6 +143,8 @@ class Finding:
     status: str = "open"
     fixed_in: str | None = None
     checked_at: str | None = None
+    upstream_state: str | None = None  # filed / wontfix, recorded by `findings --filed/--wontfix`
+    upstream_url: str | None = None
     versions: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -146,9 +168,7 @@ class Store:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = FULL")
             with self.transaction():
-                self._create()
-            found = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                                    ).fetchone()[0]
+                found = self._create()
         except sqlite3.DatabaseError as err:
             self.db.close()
             raise StoreError(f"{self.path}: not a numfuzz findings store ({err})") from None
@@ -162,12 +182,23 @@ class Store:
     def in_reports(cls, reports: str | Path) -> Store:
         return cls(Path(reports) / DB_NAME)
 
-    def _create(self) -> None:
+    def _create(self) -> str:
+        """Create what is missing (a new store, or one of an older version this numfuzz reads)
+        and return the store's schema version; a version it does not know is left untouched."""
+        self.db.execute(META)
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and row[0] not in READABLE:
+            return row[0]
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 self.db.execute(statement)
-        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+        have = {r["name"] for r in self.db.execute("PRAGMA table_info(findings)")}
+        for name, declaration in ADDED_COLUMNS.items():
+            if name not in have:
+                self.db.execute(f"ALTER TABLE findings ADD COLUMN {name} {declaration}")
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                         (str(SCHEMA_VERSION),))
+        return str(SCHEMA_VERSION)
 
     def close(self) -> None:
         self.db.close()
@@ -284,6 +315,22 @@ class Store:
             db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
                        (night, key, None, f"known: {entry}", seen))
 
+    def set_upstream(self, signature: str, state: str, url: str) -> bool:
+        """Record the upstream issue of a root cause (``filed``, or ``wontfix``: closed upstream
+        as expected behaviour); False when no root cause has this signature."""
+        if state not in UPSTREAM_STATES:
+            raise ValueError(f"upstream state must be one of {UPSTREAM_STATES}")
+        with self.transaction() as db:
+            cursor = db.execute("UPDATE findings SET upstream_state = ?, upstream_url = ? "
+                                "WHERE signature = ?", (state, url, signature))
+        return cursor.rowcount == 1
+
+    def record_search(self, signature: str, query: str, results: list[dict]) -> None:
+        """The likely duplicates an upstream issue search gave for a cause (the last search)."""
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO upstream_search VALUES (?, ?, ?, ?)",
+                       (signature, query, now(), json.dumps(results, sort_keys=True)))
+
     def mark_processed(self, night: str, key: str, outcome: str,
                        signature: str | None = None) -> None:
         with self.transaction() as db:
@@ -317,6 +364,13 @@ class Store:
         row = self.db.execute("SELECT fields FROM causes WHERE signature = ?",
                               (signature,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def upstream_search(self, signature: str) -> dict | None:
+        """The last upstream search for a cause: ``query``, ``at``, ``results``; None if none."""
+        row = self.db.execute("SELECT query, at, results FROM upstream_search WHERE "
+                              "signature = ?", (signature,)).fetchone()
+        return {"query": row["query"], "at": row["at"], "results": json.loads(row["results"])} \
+            if row else None
 
     def sightings(self, signature: str) -> list[tuple[str, str]]:
         return [(r["head"], r["graph"]) for r in self.db.execute(

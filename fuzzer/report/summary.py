@@ -2,8 +2,10 @@
 
 First whether the night was clean (harness errors), then throughput and where the time went by
 strategy, root causes new / known / recurring / fixed, the new findings ranked with their drafts
-and ``gh`` commands, known causes hit, recurring ones, the recheck, crashes, what was not
-reproducible or was left for the next night, and the time per stage.
+and ``gh`` commands, known causes hit (built in, or recorded wontfix upstream) and new ones that
+match a known fix this torch holds, recurring ones, the recheck per cause (with ready comments
+for filed issues now fixed), crashes, what was not reproducible or was left for the next night,
+and the time per stage.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.judge.kinds import RAISED
 from fuzzer.report import draft
 from fuzzer.report.night import Context, Night
-from fuzzer.report.store import Finding, now
+from fuzzer.report.recheck import outcome
+from fuzzer.report.store import Finding, Store, now
 from fuzzer.triage import known
 
 
@@ -74,16 +77,53 @@ def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[
 
 
 def _known_section(ctx: Context, hits: dict[str, int]) -> list[str]:
+    """Causes known upstream, built in (``known.toml``) or recorded wontfix; then new causes
+    that match a known entry whose fix this torch holds (regressions, drafted)."""
     lines = [f"## Known causes: {sum(hits.values())} hits", ""]
-    if not hits:
-        return lines + ["None tonight.", ""]
-    entries = {e.id: e for e in known.entries(ctx.settings.known_file)}
-    lines += ["| known cause | hits | what upstream says |", "|---|---|---|"]
-    for entry_id, n in hits.items():
-        entry = entries.get(entry_id)
-        what = f"{entry.what} ({', '.join(entry.urls)})" if entry else ""
-        lines.append(f"| `{entry_id}` | {n} | {what} |")
+    rows = known_rows(ctx.store, hits, ctx.settings.known_file)
+    if rows:
+        lines += ["| known cause | hits | upstream | what upstream says |", "|---|---|---|---|"]
+        lines += [f"| `{r['id']}` | {r['hits']} | {r['state']} | {r['what']} |" for r in rows]
+    else:
+        lines.append("None tonight.")
+    again = _reappeared(ctx)
+    if again:
+        lines += ["", "Matching a known cause that upstream fixed in an older torch than this "
+                      "one (drafted as regressions):", ""]
+        lines += [f"- `{sig}` matches `{entry.id}` (fixed in {entry.fixed_in})"
+                  for sig, entry in again]
     return lines + [""]
+
+
+def known_rows(store: Store, hits: dict[str, int], known_file: Path) -> list[dict]:
+    """One row per known cause hit: built-in entries and root causes recorded as wontfix (whose
+    hits are keyed by signature). Shared by SUMMARY.md and ``numfuzz findings``."""
+    entries = {e.id: e for e in known.entries(known_file)}
+    rows = []
+    for entry_id, n in hits.items():
+        entry, finding = entries.get(entry_id), store.get(entry_id)
+        if entry is not None:
+            what = f"{entry.what} ({', '.join(entry.urls)})" if entry.urls else entry.what
+            rows.append({"id": entry_id, "hits": n, "state": entry.state(), "what": what,
+                         "urls": list(entry.urls)})
+        elif finding is not None:
+            rows.append({"id": entry_id, "hits": n, "state": finding.upstream_state or "",
+                         "what": f"{finding.title} ({finding.upstream_url})",
+                         "urls": [finding.upstream_url] if finding.upstream_url else []})
+        else:  # an entry of another --known file
+            rows.append({"id": entry_id, "hits": n, "state": "", "what": "", "urls": []})
+    return rows
+
+
+def _reappeared(ctx: Context) -> list[tuple[str, known.Known]]:
+    entries = known.entries(ctx.settings.known_file)
+    found = []
+    for row in ctx.store.night_rows(ctx.night.id):
+        cause = ctx.store.cause(row["signature"]) if row["outcome"] == "new" else None
+        entry = known.match(cause, entries) if cause else None
+        if entry is not None and entry.reappeared():
+            found.append((row["signature"], entry))
+    return found
 
 
 def _stage_section(ctx: Context) -> list[str]:
@@ -141,15 +181,21 @@ def _recurring_section(recurring: list[Finding]) -> list[str]:
 
 
 def _recheck_section(rechecks: list[dict]) -> list[str]:
+    """Per cause rechecked: still reproduces or fixed in this torch; for a filed cause that is
+    fixed, the comment to post on its issue."""
     fixed = [r for r in rechecks if r["after"] == "fixed"]
-    flaky = [r for r in rechecks if r["after"] == "flaky"]
     lines = [f"## Fixed: {len(fixed)} (of {len(rechecks)} open findings rechecked)", ""]
-    lines += [f"- `{r['signature']}` {r['title']}: 0/{r['k']} on this torch" for r in fixed]
-    if flaky:
-        lines += ["", f"Flaky now: {len(flaky)}"]
-        lines += [f"- `{r['signature']}` {r['title']}: {r['reproduced']}/{r['k']}" for r in flaky]
-    notes = [r for r in rechecks if r["message"]]
-    lines += [f"- `{r['signature']}`: {r['message']}" for r in notes]
+    if not rechecks:
+        return lines
+    lines += ["| signature | title | upstream | recheck |", "|---|---|---|---|"]
+    for r in rechecks:
+        upstream = f"{r.get('upstream_state')} {r.get('upstream_url')}" \
+            if r.get("upstream_state") else "-"
+        lines.append(f"| `{r['signature']}` | {r['title']} | {upstream} | {outcome(r)} |")
+    comments = [r for r in rechecks if r.get("comment")]
+    if comments:
+        lines += ["", "Ready comments for the upstream issues (numfuzz posts nothing):", ""]
+        lines += [f"- {r['upstream_url']}: {r['comment']}" for r in comments]
     return lines + [""]
 
 

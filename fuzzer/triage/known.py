@@ -3,6 +3,11 @@
 A cause that matches an entry is already known upstream (a bug with an issue, or behaviour that
 is expected by default): the nightly counts it as a hit on the entry instead of drafting it.
 The file's header documents the conditions; every condition an entry sets must hold.
+
+An entry's ``status`` is what upstream decided: ``open`` (no released fix known), ``wontfix``
+(closed as expected behaviour) or ``fixed`` with ``fixed_in``, the first torch release holding
+the fix. A match on a torch older than ``fixed_in`` is known ("fixed in X"); a match on
+``fixed_in`` or later means the bug came back (``Known.reappeared``): a regression, drafted.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ def bare(label: str) -> str:
     return ALIASES.get(name, name)
 
 
+STATUSES = ("open", "wontfix", "fixed")
+
+
 @dataclass(frozen=True)
 class Known:
     id: str
@@ -46,6 +54,35 @@ class Known:
     core_any: tuple[str, ...] = ()
     core_all: tuple[str, ...] = ()
     torch: str = ""
+    status: str = "open"  # what upstream decided (STATUSES); files without it are open
+    fixed_in: str = ""  # with status "fixed": the first torch release holding the fix
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"entry {self.id!r}: status must be one of {STATUSES}, "
+                             f"not {self.status!r}")
+        if (self.status == "fixed") != bool(self.fixed_in):
+            raise ValueError(f"entry {self.id!r}: fixed_in goes with status \"fixed\", and "
+                             "only with it")
+        if self.fixed_in:  # a release torch can compare with
+            try:
+                torch.torch_version.Version(str(self.fixed_in))
+            except torch.torch_version.InvalidVersion:
+                raise ValueError(f"entry {self.id!r}: fixed_in {self.fixed_in!r} is not a torch "
+                                 "version") from None
+
+    def reappeared(self, version: str | None = None) -> bool:
+        """Fixed upstream in a release this torch is at or past: a match is a regression."""
+        return self.status == "fixed" and \
+            applies_to(f">={self.fixed_in}", version or str(torch.__version__))
+
+    def state(self, version: str | None = None) -> str:
+        """How a person reads the entry's upstream state on this torch."""
+        if self.status != "fixed":
+            return self.status
+        if self.reappeared(version):
+            return f"fixed in {self.fixed_in}, but seen again on this torch"
+        return f"fixed in {self.fixed_in}"
 
     def matches(self, fields: dict, version: str | None = None) -> bool:
         core = {bare(label) for label in fields.get("core", [])}
@@ -90,9 +127,10 @@ def entries(path: Path = KNOWN_FILE) -> tuple[Known, ...]:
         raise InputError(f"{path}: not a valid known-issues file: {err}") from None
 
 
-def match(fields: dict, known: tuple[Known, ...] | None = None) -> Known | None:
-    """The first entry the cause matches, if any."""
-    for entry in entries() if known is None else known:
-        if entry.matches(fields):
-            return entry
-    return None
+def match(fields: dict, known: tuple[Known, ...] | None = None,
+          version: str | None = None) -> Known | None:
+    """The first entry the cause matches that still holds on this torch; else the first fixed
+    entry it matches although this torch holds the fix (``reappeared``: the caller drafts it as a
+    regression); else None."""
+    found = [e for e in (entries() if known is None else known) if e.matches(fields, version)]
+    return next((e for e in found if not e.reappeared(version)), found[0] if found else None)
