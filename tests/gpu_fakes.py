@@ -155,3 +155,30 @@ def plant_if_matmul_tf32(gm, example_inputs):
         return planted(*args) if torch.backends.cuda.matmul.allow_tf32 else gm(*args)
 
     return run
+
+
+# Real CUDA faults, for tests/test_cuda.py on a GPU (on the CPU they are plain errors).
+
+
+def cuda_index_out_of_bounds(gm, example_inputs):
+    """On targeted cases, an indexing kernel reads far out of bounds: on CUDA a device-side
+    assert, which surfaces asynchronously and poisons the process's context."""
+
+    def run(*args):
+        if targeted(args):
+            flat = args[0].reshape(-1)
+            return (flat[torch.tensor([1 << 30], device=flat.device)],)
+        return gm(*args)
+
+    return run
+
+
+def cuda_allocates_a_petabyte(gm, example_inputs):
+    """On targeted cases, asks the caching allocator for a petabyte: a real out of memory."""
+
+    def run(*args):
+        if targeted(args):
+            torch.empty(1 << 50, dtype=torch.uint8, device=args[0].device)
+        return gm(*args)
+
+    return run

@@ -39,12 +39,13 @@ SPARED = torch.tensor([0.3, 1.5, -2.0, 7.0, 0.5])
 
 
 def e8m0_case(backend: str, runner, values: torch.Tensor = SPARED,
-              recipe: Recipe | None = None) -> Case:
+              recipe: Recipe | None = None, device: str = "cpu") -> Case:
     graph = tf.e8m0_graph(size=values.numel())
     inputs = {str(graph.input_ids()[0]): values}
     recipe = recipe or Recipe(backend)
-    verdict = runner.run(Task(graph=graph, draws=[inputs], recipe=recipe)).verdict
-    return Case(graph=graph, inputs=inputs, recipe=recipe, verdict=verdict)
+    verdict = runner.run(Task(graph=graph, draws=[inputs], recipe=recipe,
+                              device=device)).verdict
+    return Case(graph=graph, inputs=inputs, device=device, recipe=recipe, verdict=verdict)
 
 
 # ------------------------------------------------------------------ CUDA errors
@@ -148,14 +149,15 @@ def test_flags_are_recorded_in_case_files_and_only_non_default_ones_change_the_d
 # ------------------------------------------------------------------ attention backends
 
 
-def sdpa_graph():
+def sdpa_graph(dtype: str = "float32"):
     """q, k, v -> scaled_dot_product_attention -> an E8M0 head."""
-    b = Builder(random.Random(0), "float32")
+    b = Builder(random.Random(0), dtype)
     q, k, v = (b.input((1, 2, 4, 8)) for _ in range(3))
     attention = b.op("sdpa", q, k, v, causal=False, scale=0.3)
     b.graph.outputs = [b.op("e8m0", attention, eps=1e-30)]
     gen = torch.Generator().manual_seed(0)
-    inputs = {str(n): torch.randn(1, 2, 4, 8, generator=gen) for n in b.graph.input_ids()}
+    inputs = {str(n): torch.randn(1, 2, 4, 8, generator=gen).to(getattr(torch, dtype))
+              for n in b.graph.input_ids()}
     return b.graph, inputs
 
 

@@ -239,7 +239,8 @@ class CampaignReport:
         table.add_column("value", justify="right")
         table.add_row("cases", str(summary.cases))
         table.add_row("cases/min", f"{summary.cases_per_min:.1f}")
-        table.add_row("skipped (eager error, out of memory)", str(summary.skipped))
+        table.add_row("skipped (eager failed, runs changed shape, out of memory)",
+                      str(summary.skipped))
         if summary.out_of_memory:
             table.add_row("  out of GPU memory", str(summary.out_of_memory))
         table.add_row("harness errors (numfuzz's own failures)", str(summary.harness_errors))
