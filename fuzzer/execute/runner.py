@@ -156,8 +156,8 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     try:
         unstable = oracle.run_to_run(eager_all, again)
     except ValueError:
-        return Verdict(Kind.SKIP, message="eager is nondeterministic on this input",
-                       sdpa=sdpa), {}
+        return Verdict(Kind.SKIP, message="eager's two runs differ in number, shape or dtype "
+                                          "of outputs on this input", sdpa=sdpa), {}
     absent = config.missing(recipe.config)
     if absent:  # a knob this torch does not have: nothing was tested, nothing crashed
         return harness_error(f"not in this torch: {', '.join(absent)}"), {}
@@ -176,8 +176,8 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     try:
         unstable = oracle.either(unstable, oracle.run_to_run(out_all, second))
     except ValueError:
-        return Verdict(Kind.SKIP, message="compiled is nondeterministic in its outputs' number, "
-                                          "shapes or dtypes on this input", sdpa=sdpa), {}
+        return Verdict(Kind.SKIP, message="compiled's two runs differ in number, shape or "
+                                          "dtype of outputs on this input", sdpa=sdpa), {}
     steady = oracle.steadied(eager_all, out_all, unstable)
     try:
         values = rules.float64_run(programs.trace, args)
@@ -217,6 +217,7 @@ def _eager_runs(programs: Programs, args: list[torch.Tensor], recipe: Recipe
             else _forward(programs.model, args)
         if training:
             again = [*again, *run(programs.model, args)[arity:]]
+    _synchronize()  # an asynchronous CUDA error of eager's surfaces as eager's
     return eager_all, again, eager_values, list(dict.fromkeys(seen))
 
 
@@ -229,9 +230,15 @@ def _compiled_run(compiled: Callable, args: list[torch.Tensor], run: Callable
     if mark_step is not None:  # a new iteration: CUDA graphs may reuse the last one's memory
         mark_step()
     outputs = [t.clone() for t in run(compiled, args)]
+    _synchronize()
+    return outputs
+
+
+def _synchronize() -> None:
+    """Wait for the GPU, if this process uses one: CUDA reports a kernel's error at the next
+    synchronizing call, which would otherwise be some later, innocent one."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
-    return outputs
 
 
 def _forward(fn: Callable, args: list[torch.Tensor]) -> list[torch.Tensor]:

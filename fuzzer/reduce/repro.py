@@ -228,10 +228,13 @@ def repro_source(case: Case, out_dir: Path) -> str:
 def _flags_source(case: Case) -> str:
     """The torch.backends flags the case ran under (TF32, reduced-precision reductions), set
     as numfuzz's worker set them (``execute.flags``); a case recorded before numfuzz kept them
-    ran under torch's defaults, which the repro then leaves alone."""
+    ran under torch's defaults, which the repro then leaves alone. A CPU case under the
+    defaults says nothing: the CPU kernels do not read them."""
     flags = case.recipe.flags
     if flags is None:
         return "    # torch.backends flags: not recorded for this case (torch's defaults then)\n"
+    if flags.is_default and not case.device.startswith("cuda"):
+        return ""
     return "    # the torch.backends flags numfuzz ran it under (TF32, reduced precision)\n" + \
         "".join(f"    {line}\n" for line in flags.source_lines())
 
