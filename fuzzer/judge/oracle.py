@@ -9,6 +9,10 @@ than eager against float64: ``nonfinite``, strong ``int-flip``, ``hidden-nonfini
 noise) and ``benign`` (compiled differs, and is at least as close).
 Under the eager-parity policy (``POLICIES``; for users whose spec is eager's rounding) those two
 become ``parity`` findings, each element still classed as regressing or benign.
+Run to run: eager and compiled each run twice; an element where either side's two runs differ
+(``run_to_run``, ``either``) is given eager's value on the compiled side before judging
+(``steadied``) and counted on its output (``unstable``), so a difference that also appears
+between two runs of one side is never part of a finding.
 """
 
 from __future__ import annotations
