@@ -16,11 +16,11 @@ from fuzzer.execute.recipe import Recipe, trust_backend
 from fuzzer.execute.surface import Surface
 from fuzzer.execute.workers import Runner
 from fuzzer.report.night import NightSettings
-from tests import fakes, triage_fakes
+from tests import fakes, gpu_fakes, triage_fakes
 
 # The suite's own fake backends are trusted, as a user trusts one with --trust-backend: case
 # files naming them load. Every other module:function backend in a file is still refused.
-for _module in (fakes, triage_fakes):
+for _module in (fakes, triage_fakes, gpu_fakes):
     for _name, _fn in inspect.getmembers(_module, inspect.isfunction):
         if not _name.startswith("_") and _fn.__module__ == _module.__name__:
             trust_backend(f"{_module.__name__}:{_name}")

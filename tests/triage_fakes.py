@@ -46,13 +46,12 @@ def plant_unless_env(gm, example_inputs):
 
 
 def plant_alternating(gm, example_inputs):
-    """uint8 +1 on every other compiled call in this process: a deterministic flaky bug."""
-
-    def planted_now():
-        _calls["n"] += 1
-        return _calls["n"] % 2 == 1
-
-    return _switchable(gm, example_inputs, planted_now)
+    """uint8 +1 on every other compile in this process: a deterministic flaky bug, the same in
+    both runs of one compile (a worker runs compiled twice; a difference between those two would
+    be run-to-run nondeterminism instead, never a finding)."""
+    _calls["n"] += 1
+    planted = _calls["n"] % 2 == 1
+    return _switchable(gm, example_inputs, lambda: planted)
 
 
 def e8m0_graph(dtype: str = "float32", scale: float = 3.0, size: int = 4) -> Graph:

@@ -22,6 +22,7 @@ from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.corpus.ledger import STATE_FILE, Ledger
+from fuzzer.execute.faults import OOM_HINT, OUT_OF_MEMORY
 from fuzzer.judge.kinds import COUNTED, Kind
 from fuzzer.judge.oracle import Verdict
 
@@ -57,6 +58,7 @@ class Summary:
     cases: int = 0
     findings: Counter = field(default_factory=Counter)
     skipped: int = 0
+    out_of_memory: int = 0  # skips because the GPU ran out of memory (counted in skipped too)
     counted: Counter = field(default_factory=Counter)  # weak-flip, benign: not findings
     harness_errors: int = 0  # numfuzz's own failures on a case: neither findings nor skips
     harness_messages: list[str] = field(default_factory=list)  # the first few
@@ -84,6 +86,7 @@ class Summary:
             self.harness_error(verdict.message)
         elif verdict.kind == Kind.SKIP:
             self.skipped += 1
+            self.out_of_memory += verdict.message.startswith(OUT_OF_MEMORY)
 
     def harness_error(self, message: str) -> None:
         self.harness_errors += 1
@@ -97,6 +100,8 @@ class Summary:
     def to_dict(self) -> dict:
         return {"cases": self.cases, "findings": dict(self.findings),
                 "not_findings": dict(self.counted), "skipped": self.skipped,
+                "out_of_memory": self.out_of_memory,
+                "hints": [OOM_HINT] if self.out_of_memory else [],
                 "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
                 "stopped": self.stopped,
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),

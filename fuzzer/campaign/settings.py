@@ -63,6 +63,8 @@ class Settings:
             key["config"] = dict(sorted(recipe.config.items()))
         if not recipe.surface.is_default:
             key["surface"] = dict(sorted(recipe.surface.to_dict().items()))
+        if recipe.flags is not None and not recipe.flags.is_default:
+            key["flags"] = dict(sorted(recipe.flags.to_dict().items()))
         if self.search != "random":
             key["search"] = self.search
         return key

@@ -27,6 +27,10 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
     console = Console(width=120)
     console.print(f"[bold]{verdict.summary()}[/]  ({len(case.graph)} ops, {case.dtype}, "
                   f"{case.device}, backend {case.recipe.backend})")
+    if case.device.startswith("cuda") and case.recipe.flags is not None:
+        console.print(f"torch.backends flags: {case.recipe.flags.label()}")
+    if verdict.sdpa:
+        console.print(f"eager's scaled_dot_product_attention ran on {', '.join(verdict.sdpa)}")
     table = Table(title="outputs")
     for col in ("#", "node", "dtype", "verdict", "detail"):
         table.add_column(col)

@@ -239,7 +239,10 @@ class CampaignReport:
         table.add_column("value", justify="right")
         table.add_row("cases", str(summary.cases))
         table.add_row("cases/min", f"{summary.cases_per_min:.1f}")
-        table.add_row("skipped (eager error or nondeterministic)", str(summary.skipped))
+        table.add_row("skipped (eager failed, runs changed shape, out of memory)",
+                      str(summary.skipped))
+        if summary.out_of_memory:
+            table.add_row("  out of GPU memory", str(summary.out_of_memory))
         table.add_row("harness errors (numfuzz's own failures)", str(summary.harness_errors))
         for message in summary.harness_messages:
             table.add_row("  harness error", message[:70])
@@ -254,6 +257,8 @@ class CampaignReport:
         table.add_row("elapsed", f"{summary.elapsed:.0f}s")
         console = Console(force_terminal=self.tty, width=100)
         console.print(table)
+        for hint in summary.to_dict()["hints"]:
+            console.print(f"hint: {hint}")
         if summary.strategies:
             console.print(strategy_table(summary))
 

@@ -72,6 +72,8 @@ class Case:
             h.update(recipe.policy.encode())
         if not recipe.surface.is_default:  # so does the default compile surface
             h.update(repr(sorted(recipe.surface.to_dict().items())).encode())
+        if recipe.flags is not None and not recipe.flags.is_default:  # and torch's own flags
+            h.update(repr(sorted(recipe.flags.to_dict().items())).encode())
         return h.hexdigest()
 
     def file_name(self) -> str:
@@ -97,7 +99,7 @@ class Case:
             "inputs": {k: v.detach().cpu() for k, v in self.inputs.items()},
             "device": self.device,
             "dtype": self.dtype,
-            **self.recipe.fields(),  # backend, config, policy, surface
+            **self.recipe.fields(),  # backend, config, policy, surface, flags
             "seed": int(self.seed),
             "grammar": self.grammar,
             "verdict": self.verdict.to_dict() if self.verdict else None,
@@ -150,7 +152,8 @@ class Case:
             inputs = {str(n): given[str(n)] for n in graph.input_ids()}  # nothing else is kept
             verdict = Verdict.from_dict(data["verdict"]) if data.get("verdict") else None
             recipe = Recipe.from_fields(data["backend"], data.get("config"),
-                                        data.get("surface"), data.get("policy", "float64"))
+                                        data.get("surface"), data.get("policy", "float64"),
+                                        data.get("flags"))  # none in older files: not recorded
             return cls(graph=graph, inputs=inputs, device=_device(data["device"]),
                        dtype=str(data["dtype"]), recipe=recipe, seed=int(data.get("seed", 0)),
                        grammar=str(data.get("grammar", "")), verdict=verdict,

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from fuzzer.errors import CaptureError
-from fuzzer.execute import runner
+from fuzzer.execute import faults, runner
 
 
 @dataclass
@@ -95,7 +95,8 @@ def run_original(task: runner.Task) -> runner.RunResult:
     args = [t.to(task.device) for t in loaded.inputs]
     verdict, outputs = runner.run_draw(programs, compiled, args, task.recipe)
     verdict.draw = 0
-    return runner.RunResult(verdict, [verdict.score], outputs if task.keep_outputs else {})
+    return runner.RunResult(verdict, [verdict.score], outputs if task.keep_outputs else {},
+                            context_lost=faults.poisons_context(verdict.message))
 
 
 def tensor_leaves(out: Any) -> list[torch.Tensor]:

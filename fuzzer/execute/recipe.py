@@ -2,9 +2,11 @@
 
 A recipe is the backend (a registered name, or a ``module:function`` the user trusted), the
 Inductor options (``config``, from the allowlist), the compile surface (``surface``: dynamic
-shapes, mode, training) and the judging policy (float64's rule, or eager parity). The command line
-builds one per campaign and checks it there; cases, tasks and campaign settings carry it; case
-files and the pipe to a worker hold it as plain fields (``fields``), read back through
+shapes, mode, training), the judging policy (float64's rule, or eager parity) and the
+torch.backends flags eager and compiled run under (``flags``: TF32, reduced-precision reductions,
+a pin of eager's attention kernel; ``None`` in a case file from before they were recorded). The
+command line builds one per campaign and checks it there; cases, tasks and campaign settings carry
+it; case files and the pipe to a worker hold it as plain fields (``fields``), read back through
 ``from_fields``, which checks every one of them. Triage varies it one knob at a time
 (``with_knob``), and ``fresh`` is the one spelling of "compile afresh, no cache hits".
 
@@ -23,6 +25,7 @@ from typing import Any
 
 from fuzzer.errors import CaseError
 from fuzzer.execute import config as inductor_options
+from fuzzer.execute.flags import Flags
 from fuzzer.execute.surface import Surface
 from fuzzer.judge.kinds import POLICIES
 
@@ -43,33 +46,41 @@ class Recipe:
     config: dict = field(default_factory=dict)  # torch._inductor.config overrides (allowlisted)
     surface: Surface = Surface()
     policy: str = "float64"  # oracle.POLICIES: what a discrete mismatch is judged against
+    flags: Flags | None = Flags()  # torch.backends flags (execute.flags); None: not recorded
 
     # ------------------------------------------------------------ as data
 
     @classmethod
     def from_fields(cls, backend: Any = "inductor", config: Any = None, surface: Any = None,
-                    policy: Any = "float64", *, trusted: bool = False) -> Recipe:
+                    policy: Any = "float64", flags: Any = None, *,
+                    trusted: bool = False) -> Recipe:
         """The recipe plain fields describe, each checked; CaseError naming the first bad one.
         ``trusted``: the fields come from this numfuzz (a task from its parent), so a
-        ``module:function`` backend is not asked for again."""
+        ``module:function`` backend is not asked for again. No ``flags``: not recorded."""
         if policy not in POLICIES:
             raise CaseError(f"policy {str(policy)[:40]!r} is not one of {', '.join(POLICIES)}")
         name = str(backend) if trusted else check_backend(backend)
         return cls(name, inductor_options.check(config or {}), Surface.from_dict(surface or {}),
-                   policy)
+                   policy, None if flags is None else Flags.from_dict(flags))
 
     def fields(self) -> dict:
         """Plain data: what a case file or a task records (``from_fields`` reads it back)."""
         return {"backend": self.backend, "config": dict(self.config),
-                "surface": self.surface.to_dict(), "policy": self.policy}
+                "surface": self.surface.to_dict(), "policy": self.policy,
+                "flags": None if self.flags is None else self.flags.to_dict()}
 
     # ------------------------------------------------------------ variations
 
-    def with_knob(self, config: dict | None = None, backend: str | None = None) -> Recipe:
-        """This recipe with ``config`` patched on top of its own and ``backend`` (if given)
-        instead of its own: one knob of triage's ablation."""
+    def with_knob(self, config: dict | None = None, backend: str | None = None,
+                  flags: dict | None = None) -> Recipe:
+        """This recipe with ``config`` patched on top of its own, ``backend`` (if given)
+        instead of its own and ``flags`` (field -> value) changed: one knob of triage's
+        ablation."""
+        changed = self.flags
+        if flags:
+            changed = (self.flags if self.flags is not None else Flags()).with_changes(flags)
         return replace(self, backend=backend or self.backend,
-                       config={**self.config, **(config or {})})
+                       config={**self.config, **(config or {})}, flags=changed)
 
     def fresh(self) -> Recipe:
         """The same, compiled afresh (no FX or Inductor cache hits): what every k/k check,

@@ -1,5 +1,8 @@
 """Long-lived, isolated worker processes: a crash, hang or OOM costs one worker, never the campaign.
 
+So does a CUDA error that poisons the worker's context (``faults``): the worker answers the case
+that raised it, then exits, and its runner starts a fresh one for the next case.
+
 Each worker is ``python -m fuzzer.execute.workers`` talking length-prefixed ``torch.save`` frames
 over its stdin/stdout; everything it prints goes to a log file instead. A worker pays the
 first-compile cost once (imports, precompiled headers) and then serves many tasks. Environment
@@ -230,6 +233,7 @@ class Runner:
         self.worker: Worker | None = None
         self.served = 0  # tasks the current worker answered
         self.recycled = 0  # workers replaced under ``recycle`` (not counting lost ones)
+        self.replaced = 0  # workers replaced because a CUDA error poisoned their context
 
     @property
     def device(self) -> str:
@@ -253,14 +257,18 @@ class Runner:
             self.worker = None
             return RunResult.lost(lost.kind, str(lost))
         self.served += 1
-        if self._worn_out():
-            self.close()
-            self.recycled += 1
         import io
 
         import torch
 
-        return RunResult.from_dict(torch.load(io.BytesIO(reply), weights_only=True))
+        result = RunResult.from_dict(torch.load(io.BytesIO(reply), weights_only=True))
+        if result.context_lost:  # a sticky CUDA error: the case has its verdict, the worker goes
+            self.close()
+            self.replaced += 1
+        elif self._worn_out():
+            self.close()
+            self.recycled += 1
+        return result
 
     def _worn_out(self) -> bool:
         """Has the current worker served its ``recycle.cases`` or passed its memory limit?"""
@@ -343,7 +351,7 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
 
     import torch
 
-    from fuzzer.execute import original, runner
+    from fuzzer.execute import faults, original, runner
 
     torch.set_num_threads(max(1, threads))
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -365,10 +373,44 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
             run = original.run_original if task.model_file else runner.run_task
             result = run(task)
         except Exception as err:  # a harness error on this task: report it, keep serving
-            result = runner.RunResult(runner.harness_error(runner.error_line(err)))
+            line = runner.error_line(err)
+            result = runner.RunResult(runner.harness_error(line),
+                                      context_lost=faults.poisons_context(line))
+        result.context_lost = result.context_lost or _context_broken()
+        if result.verdict.message.startswith(faults.OUT_OF_MEMORY):
+            _free_device_memory()
         buf = io.BytesIO()
         torch.save(result.to_dict(), buf)
         send_frame(out, buf.getvalue())
+        if result.context_lost:  # every later CUDA call would fail the same way
+            return
+
+
+def _context_broken() -> bool:
+    """Does this process's CUDA context fail a synchronize with a sticky error (one that no
+    verdict caught, surfacing only now)?"""
+    import torch
+
+    from fuzzer.execute import faults, runner
+
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return False
+    try:
+        torch.cuda.synchronize()
+    except Exception as err:
+        return faults.poisons_context(runner.error_line(err))
+    return False
+
+
+def _free_device_memory() -> None:
+    """After an out-of-memory skip: drop what the failed case left and return cached blocks."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

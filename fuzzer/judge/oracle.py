@@ -9,6 +9,10 @@ than eager against float64: ``nonfinite``, strong ``int-flip``, ``hidden-nonfini
 noise) and ``benign`` (compiled differs, and is at least as close).
 Under the eager-parity policy (``POLICIES``; for users whose spec is eager's rounding) those two
 become ``parity`` findings, each element still classed as regressing or benign.
+Run to run: eager and compiled each run twice; an element where either side's two runs differ
+(``run_to_run``, ``either``) is given eager's value on the compiled side before judging
+(``steadied``) and counted on its output (``unstable``), so a difference that also appears
+between two runs of one side is never part of a finding.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class Verdict:
     message: str = ""
     frames: list[str] = field(default_factory=list)  # a crash: where in torch (rules.torch_frames)
     score: float = 0.0  # regression_score, the worst output's: what guided search climbs
+    sdpa: list[str] = field(default_factory=list)  # the attention backends eager ran (flags)
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)  # ValueError on a kind numfuzz does not know
@@ -95,9 +100,10 @@ class Verdict:
         for name in ("output", "node", "draw"):
             if not isinstance(getattr(verdict, name), (int, type(None))):
                 raise TypeError(f"verdict {name} must be an integer")
-        if not isinstance(verdict.frames, list) or \
-                not all(isinstance(f, str) for f in verdict.frames):
-            raise TypeError("verdict frames must be a list of text")
+        for name in ("frames", "sdpa"):
+            value = getattr(verdict, name)
+            if not isinstance(value, list) or not all(isinstance(f, str) for f in value):
+                raise TypeError(f"verdict {name} must be a list of text")
         if not isinstance(verdict.message, str) or \
                 not isinstance(verdict.magnitude, (str, type(None))):
             raise TypeError("verdict message and magnitude must be text")
@@ -189,6 +195,65 @@ def bitwise_equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
         elif not torch.equal(x, y):
             return False
     return True
+
+
+# ------------------------------------------------------------------ run to run
+
+
+def run_to_run(first: list[torch.Tensor], second: list[torch.Tensor]
+               ) -> list[torch.Tensor | None]:
+    """Per output, the elements where two runs of one side differ (NaN equals NaN), or None
+    where they agree bit for bit. ValueError when the runs differ in number, shape or dtype:
+    then no element can be matched to its twin."""
+    if len(first) != len(second):
+        raise ValueError("the runs gave different numbers of outputs")
+    masks: list[torch.Tensor | None] = []
+    for x, y in zip(first, second):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            raise ValueError("the runs gave outputs of different shapes or dtypes")
+        differ = x != y
+        if x.is_floating_point():
+            differ &= ~(torch.isnan(x) & torch.isnan(y))
+        masks.append(differ if bool(differ.any()) else None)
+    return masks
+
+
+def either(eager: list[torch.Tensor | None], compiled: list[torch.Tensor | None]
+           ) -> list[torch.Tensor | None]:
+    """Per compiled output, the elements that vary run to run on either side (``run_to_run``);
+    eager's masks count only where the output has eager's shape."""
+    joined: list[torch.Tensor | None] = []
+    for i, c in enumerate(compiled):
+        e = eager[i] if i < len(eager) else None
+        if e is None or (c is not None and e.shape != c.shape):
+            joined.append(c)
+        else:
+            joined.append(e if c is None else e | c.to(e.device))
+    return joined
+
+
+def steadied(eager: list[torch.Tensor], compiled: list[torch.Tensor],
+             unstable: list[torch.Tensor | None]) -> list[torch.Tensor]:
+    """Compiled's outputs with every element that varies run to run (``either``) set to eager's:
+    a difference that also appears between two runs of one side is never part of a finding. An
+    output whose shape or dtype is not eager's is left as it is (a ``meta`` finding)."""
+    result = []
+    for i, c in enumerate(compiled):
+        mask = unstable[i] if i < len(unstable) else None
+        e = eager[i] if i < len(eager) else None
+        if mask is None or e is None or e.shape != c.shape or e.dtype != c.dtype:
+            result.append(c)
+        else:
+            result.append(torch.where(mask.to(c.device), e.to(c.device), c))
+    return result
+
+
+def note_unstable(verdict: Verdict, unstable: list[torch.Tensor | None]) -> None:
+    """Record on each output how many of its elements varied run to run (left out of judging)."""
+    for out in verdict.outputs:
+        mask = unstable[out.output] if out.output < len(unstable) else None
+        if mask is not None:
+            out.details["unstable"] = int(mask.sum())
 
 
 def _index(flat: int, shape: torch.Size) -> list[int]:

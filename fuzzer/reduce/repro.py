@@ -1,6 +1,8 @@
 """Standalone ``repro.py`` files: the model exactly as numfuzz ran it, inputs bit-exact, torch only.
 
-The function is ``render.render_function`` of the case's graph, the same text the workers executed.
+The function is ``render.render_function`` of the case's graph, the same text the workers executed,
+under the torch.backends flags they pinned (TF32, reduced-precision reductions) and on the attention
+backends eager ran (``SDPA``).
 Small inputs are written inline as exact Python float literals (``repr`` round-trips every float64,
 and every float32/bfloat16/float16 value is one); larger ones go to an adjacent ``inputs.pt``. The
 script runs eager, compiled and float64, judges the output with the oracle's own rules
@@ -20,6 +22,7 @@ import torch
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.corpus.files import atomic_write
+from fuzzer.execute.flags import SDPA_BACKENDS
 from fuzzer.ir import render
 from fuzzer.judge import rules, semantics
 from fuzzer.judge.key import DivergenceKey
@@ -34,11 +37,21 @@ def run(fn, args):
     return forward_backward(fn, args) if TRAINING else list(fn(*args))
 
 
+def sdpa(names):
+    """Attention on these backends only (None: torch chooses), as numfuzz saw eager run it."""
+    if not names:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([getattr(SDPBackend, name) for name in names])
+
+
 def main():
     torch._inductor.config.fallback_random = True
-{config}    try:
+{config}{flags}    try:
         inputs = get_inputs()
-        eager = run(model, inputs)
+        with sdpa(SDPA):
+            eager = run(model, inputs)
         ref = float64_run(lambda *wide: run(model, wide), inputs)
     except Exception as err:
         print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
@@ -52,7 +65,8 @@ def main():
         signal.signal(signal.SIGALRM, alarm)
         signal.alarm(TIMEOUT)
     try:
-        compiled = run(torch.compile(model, backend={backend}, **COMPILE), inputs)
+        with sdpa(COMPILED_SDPA):
+            compiled = run(torch.compile(model, backend={backend}, **COMPILE), inputs)
     except Exception as err:
         raised = "timeout" if isinstance(err, TimeoutError) else "crash"
         print(f"compiled failed: {{type(err).__name__}}: {{err}}")
@@ -73,7 +87,9 @@ def main():
     if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
         strong = torch.ones(e.shape, dtype=torch.bool, device=e.device)
     elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
-        fp64, own = float64_run(trace, inputs), trace(*inputs)
+        with sdpa(SDPA):
+            own = trace(*inputs)
+        fp64 = float64_run(trace, inputs)
         ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
         _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
                                                   HEAD["attrs"], tuple(e.shape),
@@ -169,6 +185,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
     surface = case.recipe.surface
     config = "".join(f"    torch._inductor.config.{k} = {v!r}\n"
                      for k, v in case.recipe.config.items())
+    eager_sdpa, compiled_sdpa = _sdpa(case)
     header = (
         f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
         f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
@@ -179,7 +196,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         "so it can drive `python -m torch._inductor.compiler_bisector run python repro.py`.\n"
         '"""\n'
     )
-    imports = "import os\nimport sys\n\n"
+    imports = "import contextlib\nimport os\nimport sys\n\n"
     # compiler_bisector run sets TORCH_COMPILE_BACKEND to move between backends.
     backend = f"os.environ.get('TORCH_COMPILE_BACKEND', {case.recipe.backend!r})"
     if ":" in case.recipe.backend:  # a custom backend (test doubles): import it by name
@@ -196,14 +213,42 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"ORDINAL = {_ordinal(case, output)!r}\n"
         f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity'!r}  # judged by eager parity\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
-        f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum",
+        f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum\n"
+        f"SDPA = {eager_sdpa!r}  # the attention backends eager ran (None: torch chooses)\n"
+        f"COMPILED_SDPA = {compiled_sdpa!r}  # pinned while compiled traces and runs",
         _inputs_source(case, out_dir),
         "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
         + rules.embedded_source().rstrip(),
         *_head_source(case, output),
-        MAIN.format(config=config, backend=backend).rstrip(),
+        MAIN.format(config=config, flags=_flags_source(case), backend=backend).rstrip(),
     ]
     return "\n\n\n".join(parts) + "\n"
+
+
+def _flags_source(case: Case) -> str:
+    """The torch.backends flags the case ran under (TF32, reduced-precision reductions), set
+    as numfuzz's worker set them (``execute.flags``); a case recorded before numfuzz kept them
+    ran under torch's defaults, which the repro then leaves alone. A CPU case under the
+    defaults says nothing: the CPU kernels do not read them."""
+    flags = case.recipe.flags
+    if flags is None:
+        return "    # torch.backends flags: not recorded for this case (torch's defaults then)\n"
+    if flags.is_default and not case.device.startswith("cuda"):
+        return ""
+    return "    # the torch.backends flags numfuzz ran it under (TF32, reduced precision)\n" + \
+        "".join(f"    {line}\n" for line in flags.source_lines())
+
+
+def _sdpa(case: Case) -> tuple[list[str] | None, list[str] | None]:
+    """The attention backends to pin for eager and for compiled: those eager ran (recorded in
+    the verdict) for both, since compiled picks the way eager does when both are left free;
+    where numfuzz pinned eager alone (``eager_sdpa``), eager on that one and compiled free."""
+    pinned = case.recipe.flags.eager_sdpa if case.recipe.flags is not None else ""
+    if pinned:
+        return [pinned], None
+    seen = [name for name in (case.verdict.sdpa if case.verdict is not None else [])
+            if name in SDPA_BACKENDS]
+    return (seen or None), (seen or None)
 
 
 def _quotable(text: str) -> str:

@@ -131,7 +131,23 @@ def describe(case: Case) -> str:
               "outputs), a float64 baseline (the same program on upcast inputs), "
               "`torch._inductor.config.fallback_random = True`, the same inputs for every run, "
               "and no comparison of argmax/argmin indices."]
+    lines += _environment(case)
     return "\n".join(lines)
+
+
+def _environment(case: Case) -> list[str]:
+    """What eager's own math ran under on a GPU (TF32, reduced precision) and which attention
+    kernel it ran: a compiled result is judged against that eager (``execute.flags``)."""
+    said = []
+    if case.device.startswith("cuda"):
+        flags = case.recipe.flags
+        said.append(f"Eager and compiled ran under {flags.label()} (pinned in the repro)."
+                    if flags is not None else "The torch.backends flags were not recorded "
+                    "(torch's defaults).")
+    if case.verdict is not None and case.verdict.sdpa:
+        said.append(f"Eager's `scaled_dot_product_attention` ran on "
+                    f"{', '.join(case.verdict.sdpa)} (pinned in the repro).")
+    return ["", " ".join(said)] if said else []
 
 
 def _values_table(details: dict) -> str:

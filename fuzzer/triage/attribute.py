@@ -6,7 +6,14 @@ knobs read from the environment when a library loads (``ATEN_CPU_CAPABILITY``) g
 their own from the runner pool (``execute.pool``), started with that environment; the
 ``aot_eager`` backend is the ablation that takes Inductor out altogether. Knobs that only steer
 Triton (``eager_numerics.*``, ``online_softmax``) are listed as not applicable on the CPU rather
-than run for nothing, and the ``cpp.*`` ones likewise on CUDA.
+than run for nothing, and the ``cpp.*`` ones likewise on CUDA; a knob the installed torch does not
+have is listed as "not in this torch" (knobs come and go between releases: detected, never
+assumed). Three knobs change torch.backends flags instead (``execute.flags``, carried by the
+recipe to the worker): ``tf32=off`` and ``reduced_precision_reduction=off`` (CUDA; both sides),
+and ``eager_sdpa=math``, which pins eager alone to the math attention kernel, so a finding says
+whether compiled is worse than the kernel eager really ran or than plain math too. Triton's FMA
+contraction has no Inductor option of its own in torch 2.11 and 2.13: Inductor turns it off with
+``emulate_precision_casts`` (``enable_fp_fusion = not emulate_precision_casts``).
 
 Then PyTorch's own ``CompilerBisector.do_bisect`` names the backend, subsystem and N-th
 application. It runs in a child interpreter (``python -m fuzzer.triage.attribute bisect CASE``)
@@ -32,6 +39,7 @@ from pathlib import Path
 
 from fuzzer.corpus.case import Case
 from fuzzer.execute import config as inductor_options
+from fuzzer.execute.flags import Flags
 from fuzzer.execute.pool import RunnerPool, TaskRunner
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.runner import HARNESS_ERROR
@@ -45,7 +53,9 @@ OUTCOMES = ("vanishes", "persists", "changes", "error", "unstable", "n/a")
 
 @dataclass(frozen=True)
 class Knob:
-    """One flip. ``config`` patches torch._inductor.config; ``env`` needs a worker of its own."""
+    """One flip. ``config`` patches torch._inductor.config; ``env`` needs a worker of its own;
+    ``flags`` changes the torch.backends flags the worker pins (``execute.flags``: TF32 for both
+    sides, or eager's attention backend alone)."""
 
     name: str
     config: dict = field(default_factory=dict)
@@ -53,9 +63,27 @@ class Knob:
     backend: str | None = None
     devices: tuple[str, ...] = ("cpu", "cuda")
     why: str = ""
+    flags: dict = field(default_factory=dict)
 
     def applies(self, device: str) -> bool:
         return device_type(device) in self.devices
+
+    def idle_on(self, case: Case) -> str:
+        """Why flipping this knob cannot change ``case`` (empty when it can): it acts on another
+        device, its flags are already so, or eager ran no attention kernel to re-pin."""
+        if not self.applies(case.device):
+            return f"does not act on {device_type(case.device)}"
+        if not self.flags:
+            return ""
+        current = case.recipe.flags if case.recipe.flags is not None else Flags()
+        if current.with_changes(self.flags) == current:
+            return "already so in this case"
+        pinned = self.flags.get("eager_sdpa")
+        seen = case.verdict.sdpa if case.verdict is not None else []
+        if pinned and not [b for b in seen if b != pinned]:
+            return f"eager ran no attention backend but {pinned}" if seen \
+                else "eager ran no scaled_dot_product_attention"
+        return ""
 
 
 KNOBS: tuple[Knob, ...] = (
@@ -80,6 +108,15 @@ KNOBS: tuple[Knob, ...] = (
          why="every op runs as its ATen kernel: no Inductor codegen"),
     Knob("ATEN_CPU_CAPABILITY=default", env={"ATEN_CPU_CAPABILITY": "default"},
          devices=("cpu",), why="scalar ATen and Inductor kernels (read when torch loads)"),
+    Knob("numerics=strict", {"numerics": "strict"},
+         why="every eager-numerics option at once (torch 2.15 and later)"),
+    Knob("tf32=off", flags={"matmul_tf32": False, "cudnn_tf32": False}, devices=("cuda",),
+         why="IEEE float32 in cuBLAS and cuDNN, eager and the ATen kernels compiled code calls"),
+    Knob("reduced_precision_reduction=off", flags={"fp16_reduction": False,
+                                                    "bf16_reduction": False},
+         devices=("cuda",), why="fp16/bf16 GEMMs reduce in float32"),
+    Knob("eager_sdpa=math", flags={"eager_sdpa": "MATH"},
+         why="eager's attention on the math backend: is compiled worse than plain math too?"),
     Knob("backend=aot_eager", backend="aot_eager", why="no Inductor at all"),
 )
 
@@ -183,8 +220,9 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
     """Run the case with ``knob`` flipped, up to k fresh times, and say what became of the
     divergence: the outcome most runs agree on (stopping once one has a majority), else
     ``unstable``."""
-    if not knob.applies(case.device):
-        return KnobResult(knob.name, "n/a", f"does not act on {device_type(case.device)}")
+    idle = knob.idle_on(case)
+    if idle:
+        return KnobResult(knob.name, "n/a", idle)
     absent = inductor_options.missing(knob.config)
     if absent:  # knobs come and go between releases: detected, never assumed
         return KnobResult(knob.name, "n/a", f"not in this torch ({', '.join(absent)})")
@@ -193,7 +231,8 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
     seen: Counter = Counter()
     verdict = None
     while sum(seen.values()) < k and (not seen or seen.most_common(1)[0][1] <= k // 2):
-        verdict = run_fresh(runner, case, case.recipe.with_knob(knob.config, knob.backend))
+        verdict = run_fresh(runner, case,
+                            case.recipe.with_knob(knob.config, knob.backend, knob.flags))
         seen[outcome_of(case.verdict, verdict)] += 1
     outcome, votes = seen.most_common(1)[0]
     return KnobResult(knob.name, outcome if votes > k // 2 else "unstable", verdict.summary(),
