@@ -2,7 +2,9 @@
 
 ``minimize`` wires the shrinker (``reduce.shrinker``, which knows nothing of execution) to a
 worker: a candidate is interesting only if it shows the same divergence (``fuzzer.judge.key``:
-kind, evidence class and output node, so a strong flip never shrinks into a weak one). One that
+kind, evidence class and output node, so a strong flip never shrinks into a weak one); the
+output node moves only where the shrinker made an earlier node the output and that node shows
+the same kind of divergence. One that
 diverges differently is a slip, saved to the corpus as a new finding and not followed. The k/k
 checks before and after compile afresh (``Recipe.fresh``), so a cached kernel cannot stand in for
 the compiler; the result is canonically renamed and says whether the shrinker reached its
@@ -85,9 +87,12 @@ class Oracle:
         return same_divergence(self.target, verdict)
 
     def __call__(self, candidate: Case) -> bool:
+        """Does ``candidate`` show the divergence its verdict names (the shrinker sets it: the
+        target, or the target moved to an earlier output node)?"""
+        want = candidate.verdict or self.target
         verdict = self.run(candidate)
-        if self.matches(verdict):
-            candidate.verdict = focus(self.target, verdict)
+        if same_divergence(want, verdict):
+            candidate.verdict = focus(want, verdict)
             return True
         if verdict.is_finding:
             self.save_slip(candidate, verdict)
