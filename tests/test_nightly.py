@@ -263,7 +263,7 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     seeded_case(inductor_runner, (0.5002, 0.25, 0.70001, 0.50003), corpus)
     no_known = tmp_path / "no-known.toml"  # drafted here; the packaged file is checked below
     no_known.write_text("")
-    settings = night_settings(reports=reports, device="cpu", cases=1, seed=7, k=2, max_calls=6,
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=7, k=2,
                              max_findings=1, bisect=False, date="2030-01-01", grammar="vision",
                              dtypes=("float32",), known_file=no_known)
     pool = RunnerPool({"cpu": inductor_runner})
@@ -274,10 +274,11 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     drafts = [d for d in drafts if not d.name.startswith("SUMMARY")]
     assert len(drafts) == 1, lines
     text = drafts[0].read_text()
-    assert text.startswith("# [numfuzz] int-flip in output 0 (bool): cast_roundtrip → gt_scalar "
-                           "(cpu, float32)"), text[:200]
+    assert text.startswith("# [inductor][cpu] x.to(torch.float16).to(x.dtype) > 0.50001 of "
+                           "0.5 gives True under torch.compile (eager False)\n"), text[:200]
     assert "PyTorch version:" in text  # collect_env
-    assert "exit 1: the divergence reproduces" in text
+    assert "It printed here; it shows the divergence" in text  # the plain reproducer, run
+    assert len(text.splitlines()) < 80
     emulated = tf.inductor_keeps_roundtrip(emulate_precision_casts=True)  # what this torch does
     assert f"| `emulate_precision_casts` | {'vanishes' if emulated else 'persists'} |" in text
     summary = first.read_text()

@@ -240,14 +240,17 @@ class Runner:
             self.worker = Worker(**self.options)
             self.served = 0
 
-    def run(self, task: Task) -> RunResult:
-        """Run a task; a lost worker becomes a crash/timeout verdict and a fresh worker."""
+    def run(self, task: Task, timeout: float | None = None) -> RunResult:
+        """Run a task; a lost worker becomes a crash/timeout verdict and a fresh worker.
+        ``timeout``: at most this long for this task, a worker start included (a caller's
+        deadline), where shorter than the runner's own."""
         from fuzzer.execute.runner import RunResult
 
         self.start()
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
         try:
-            self.worker.wait_ready()
-            reply = self.worker.run(task.to_bytes(), self.timeout)
+            self.worker.wait_ready(600 if timeout is None else max(0.0, timeout))
+            reply = self.worker.run(task.to_bytes(), limit)
         except WorkerLost as lost:
             self.worker.close()
             self.worker = None
