@@ -208,19 +208,22 @@ def collect_env_cached(path: Path, timeout: float = ENV_TIMEOUT) -> str:
     return text
 
 
-ENV_LINES = ("PyTorch version", "Is debug build", "CUDA used to build PyTorch", "OS",
-             "GCC version", "Clang version", "Python version", "Is CUDA available",
-             "CUDA runtime version", "GPU models and configuration", "Nvidia driver version",
-             "Model name", "[pip3] torch", "[pip3] triton", "[pip3] numpy", "[conda] torch")
+ENV_LINES = ("PyTorch version", "CUDA used to build PyTorch", "OS", "GCC version",
+             "Clang version", "Python version", "Is CUDA available", "CUDA runtime version",
+             "GPU models and configuration", "Nvidia driver version", "Model name",
+             "[pip3] torch", "[pip3] triton", "[pip3] numpy", "[conda] torch")
+CUDA_LINES = ("CUDA runtime version", "GPU models and configuration", "Nvidia driver version")
 
 
 def versions_text(env_text: str) -> str:
     """The lines of collect_env a maintainer reads for numerics (versions, OS, compilers, CPU or
     GPU model) and ATen's CPU capability (vectorized math differs by ISA); not 'Could not
     collect' ones."""
+    no_cuda = "Is CUDA available: False" in env_text
     kept = [line.rstrip() for line in env_text.splitlines()
             if line.startswith(ENV_LINES) and not line.rstrip().endswith(("Could not collect",
-                                                                          "N/A"))]
+                                                                          "N/A"))
+            and not (no_cuda and line.startswith(CUDA_LINES))]
     import torch
 
     capability = torch.backends.cpu.get_cpu_capability() \
@@ -331,7 +334,10 @@ def _values_table(details: dict) -> str:
     rows = [f"| {tuple(e['index'])} | {e['eager']!r} | {e['compiled']!r} | {e['fp64']!r} |"
             + (f" {e.get('ulps')} | {e.get('eager_noise_ulps', '')} |" if with_ulps else "")
             for e in elements]
-    shown = f"{len(elements)} of {details.get('count', len(elements))} differing elements shown"
+    count = details.get("count", len(elements))
+    if count <= len(elements):
+        return "\n".join([head, rule, *rows])
+    shown = f"{len(elements)} of {count} differing elements shown"
     return "\n".join([head, rule, *rows, "", f"({shown}, of {details.get('total', '?')}.)"])
 
 
@@ -478,9 +484,10 @@ def render_draft(finding: Finding, case: Case, attribution: Attribution | None, 
         "#### Ablation",
         ablation(attribution) + "\n" + bisector_line(attribution),
         "#### Reliability and where it was seen",
-        "\n\n".join(filter(None, [reliability(finding), seen_through(sightings or [])])),
-        f"The full self-judging reproducer, with numfuzz's rules and the exact inputs, is {link} "
-        "(`python repro.py` exits 1 while the divergence reproduces, 0 once it does not).",
+        "\n\n".join(filter(None, [
+            f"{reliability(finding)} The full self-judging reproducer, with numfuzz's rules and "
+            f"the exact inputs, is {link} (`python repro.py` exits 1 while the divergence "
+            "reproduces, 0 once it does not).", seen_through(sightings or [])])),
         "### Versions",
         f"```\n{versions_text(env_text)}\n```\n(the whole `python -m torch.utils.collect_env` "
         "output is in `collect_env.txt` beside this draft)",
