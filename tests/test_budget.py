@@ -65,6 +65,30 @@ def test_processing_leaves_each_draft_owed_its_reserve(fake_runner, tmp_path):
         assert ctx.processing_deadline() == 1000.0
 
 
+def test_a_recheck_cut_at_the_deadline_is_not_a_harness_error(fake_runner, tmp_path):
+    from fuzzer.report.nightly import _recheck_error
+    from fuzzer.report.recheck import recheck
+
+    reports = tmp_path / "reports"
+    settings = night_settings(reports=reports)
+    with Store.in_reports(reports) as store:
+        case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+        finding = finding_for(case, None, (1, 1))
+        finding.case_path = str(case.save(reports / "case.pt"))
+        store.record(finding)
+        pool = RunnerPool({"cpu": fake_runner}, warmup=False)
+        errors: list[BaseException] = []
+        done = recheck(store, pool.until(time.monotonic() - 1), k=1,
+                       on_error=lambda sig, err: errors.append(err))
+        assert done == [] and [type(e) for e in errors] == [OutOfTime]
+        ctx = Context(settings, Night("2030-01-01", 1, 1), tmp_path, store, pool,
+                      lambda line: None)
+        _recheck_error(ctx, finding.signature, errors[0])
+        assert ctx.night.harness_errors == 0  # rechecked another night, not an error
+        _recheck_error(ctx, finding.signature, OSError("planted"))
+        assert ctx.night.harness_errors == 1
+
+
 @pytest.fixture
 def short_reserves(monkeypatch):
     """Reserves for a night of seconds, not minutes (a planted backend compiles in no time)."""

@@ -76,6 +76,16 @@ def test_title_is_in_the_words_of_the_bug():
                                      "of -1.18e-38 gives 0 under torch.compile (eager -1)")
     case.device, case.recipe = "cuda:0", Recipe("tests.fakes:uint8_plus_one")
     assert draft.title_for(case).startswith("[uint8_plus_one][cuda] torch.sign(")
+    b = Builder(random.Random(0), "float32")
+    x, y = b.input((2,)), b.input((2,))
+    rem = b.op("remainder", x, y)
+    b.graph.outputs = [rem]
+    inf = {"index": [1], "eager": 0.0, "compiled": -float("inf"), "fp64": 0.0}
+    two = Case(graph=b.graph, inputs={str(x): torch.ones(2), str(y): torch.tensor([2.0, -1e-45])},
+               verdict=Verdict(Kind.NONFINITE, 0, rem, [OutputVerdict(
+                   0, rem, Kind.NONFINITE, "float32", {"elements": [inf]})]))
+    assert draft.title_for(two) == ("[inductor][cpu] torch.remainder(x0, x1) of (1.0, -1.4e-45) "
+                                    "gives -inf under torch.compile (eager 0.0)")
 
 
 def test_title_of_a_long_expression_names_the_head_and_of_a_float_output_its_values(judged):

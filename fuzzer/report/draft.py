@@ -87,6 +87,8 @@ def title_for(case: Case) -> str:
         return f"{tag} torch.compile of {what} hangs where eager returns"
     out = v.diverging
     details = out.details if out is not None else {}
+    if "gradient_of" in details:  # --training: the gradient of the outputs' sum
+        what = f"the gradient of {what}"
     if out is None or out.kind == Kind.META:
         reason = details.get("reason") or v.message or "differs from eager"
         return f"{tag} {what} under torch.compile: {reason}"
@@ -95,8 +97,8 @@ def title_for(case: Case) -> str:
         return (f"{tag} {what} is less accurate under torch.compile than eager (RMSE vs float64 "
                 f"{short(details.get('rmse_compiled'))}, eager {short(details.get('rmse_eager'))})")
     first = elements[0]
-    value = input_value(case, first["index"])
-    of = f" of {short(value)}" if value is not None else ""
+    value = input_text(case, first["index"])
+    of = f" of {value}" if value is not None else ""
     return (f"{tag} {what}{of} gives {short(first['compiled'])} under torch.compile "
             f"(eager {short(first['eager'])})")
 
@@ -151,23 +153,27 @@ def _call_name(graph: Graph, node: int) -> str:
     return match.group(1) if match else data.label
 
 
-def input_value(case: Case, index: list[int]) -> float | int | bool | None:
-    """The input element at a differing output element's index: where the output has the shape
-    of exactly one input with more than one element (an elementwise graph), else None."""
+def input_text(case: Case, index: list[int]) -> str | None:
+    """The inputs at a differing output element's index, as a title shows them (``-1.18e-38``,
+    or ``(1.0, -1e-45)`` for several): where every input has the output's shape or one element
+    (an elementwise graph), else None."""
     graph, v = case.graph, case.verdict
     node = v.node if v is not None and v.node in graph.g else None
     if node is None:
         return None
     shape = tuple(graph.node(node).shape)
-    tensors = [case.inputs[str(n)] for n in graph.input_ids()]
-    wide = [t for t in tensors if t.numel() > 1]
-    if len(wide) > 1 or (not wide and len(tensors) != 1):
+    values = []
+    for n in graph.input_ids():
+        t = case.inputs[str(n)]
+        if t.numel() == 1:
+            values.append(t.reshape(()).item())
+        elif tuple(t.shape) == shape and len(index) == t.dim():
+            values.append(t[tuple(index)].item())
+        else:
+            return None
+    if not values:
         return None
-    t = wide[0] if wide else tensors[0]
-    if tuple(t.shape) != shape and t.numel() != 1:
-        return None
-    value = t.reshape(()) if t.numel() == 1 else t[tuple(index)]
-    return value.item()
+    return short(values[0]) if len(values) == 1 else f"({', '.join(map(short, values))})"
 
 
 def distance_ulps(verdict: Verdict | None) -> float | None:
@@ -457,6 +463,9 @@ def seen_through(sightings: list[tuple[str, str]]) -> str:
 def _printed(case: Case, plain: Plain, result: tuple[int | None, str]) -> str:
     code, output = result
     if code is None and not output:
+        if case.verdict is not None and case.verdict.kind == Kind.TIMEOUT:
+            return "Not run here: the compiled call hangs (numfuzz saw no answer within its " \
+                   "timeout)."
         return "Not run here (the night's time ran out first)."
     seen = "it shows the divergence" if shows_divergence(case, output) else \
         "it did NOT show the divergence in this run"

@@ -35,9 +35,10 @@ if TYPE_CHECKING:  # Ray is an optional extra: only a night on the ray engine lo
 Log = Callable[[str], None]
 KNOB_NAMES = frozenset(k.name for k in KNOBS)
 # Seconds one draft needs after its cause is recorded: the plain reproducer's check (a worker
-# run or a few) and its run in a fresh interpreter (a first compile: 10 to 20 s on a CPU),
-# collect_env once a night. The bisector runs only in time beyond this.
-DRAFT_RESERVE = 60.0
+# run or a few) and its run in a fresh interpreter (5 s for a one-op case on a 2-core CPU; a
+# cold first compile can take 10 to 20 s), collect_env once a night (2 s). The bisector runs
+# only in time beyond this.
+DRAFT_RESERVE = 30.0
 
 
 def plain_log(text: str) -> None:

@@ -44,9 +44,10 @@ from fuzzer.triage.signature import (
 )
 
 CHECKPOINTS = "minimizing"  # <corpus>/minimizing/<case file>: a minimization carried on
-MIN_CASE_SECONDS = 60.0  # a case is not started with less than this before its deadline
+MIN_CASE_SECONDS = 20.0  # a case is not started with less than this before its deadline
 MINIMIZE_SHARE = 2 / 3  # of what a case has left, for the minimizer; the rest for triage
 BISECT_MIN = 60.0  # seconds the bisector needs to be worth starting
+SNIPPET_TIMEOUT = 300.0  # the plain reproducer's run: a fresh interpreter and one compile
 
 
 def process(ctx: Context) -> None:
@@ -324,9 +325,9 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
         plain = plain_repro(case, None, ctx.directory, finding.signature)
     snippet = atomic_write(ctx.directory / f"{finding.signature}.plain.py", plain.source)
     result: tuple[int | None, str] = (None, "")
-    if ctx.left() > 1:
+    if ctx.left() > 1 and case.verdict.kind != Kind.TIMEOUT:  # a hang would only hang here
         ctx.log(f"running {snippet}")
-        result = draft.run_snippet(snippet, timeout=min(600.0, ctx.left()))
+        result = draft.run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()))
     spare = ctx.left() - DRAFT_RESERVE * after
     if ctx.settings.bisect and attribution is not None and attribution.bisect is None:
         if spare >= BISECT_MIN:
