@@ -93,9 +93,6 @@ class Until:
     def run(self, task: Task, env: dict | None = None) -> RunResult:
         return self.get(task.device, env).run(task)
 
-    def until(self, deadline: float | None) -> RunnerPool | Until:
-        return self.pool.until(deadline if deadline is not None else self.deadline)
-
     def close(self) -> None:
         """The pool's owner closes the runners."""
 

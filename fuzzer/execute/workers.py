@@ -247,9 +247,11 @@ class Runner:
         from fuzzer.execute.runner import RunResult
 
         self.start()
-        limit = self.timeout if timeout is None else min(timeout, self.timeout)
+        began = time.monotonic()
         try:
             self.worker.wait_ready(600 if timeout is None else max(0.0, timeout))
+            limit = self.timeout if timeout is None else \
+                min(self.timeout, max(0.0, timeout - (time.monotonic() - began)))
             reply = self.worker.run(task.to_bytes(), limit)
         except WorkerLost as lost:
             self.worker.close()

@@ -15,7 +15,6 @@ output linked); the disclaimer, a ready duplicate search and the ``gh issue crea
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
@@ -186,21 +185,25 @@ def distance_ulps(verdict: Verdict | None) -> float | None:
 
 
 ENV_TIMEOUT = 300.0  # python -m torch.utils.collect_env
+ENV_UNFINISHED = "python -m torch.utils.collect_env did not finish"
 
 
-@functools.cache
-def _collect_env(timeout: float) -> str:
+_ENV: list[str] = []  # this process's one finished collect_env
+
+
+def collect_env(timeout: float = ENV_TIMEOUT) -> str:
+    """``python -m torch.utils.collect_env``, run once per process (within ``timeout``; an
+    answer cut short is not kept)."""
+    if _ENV:
+        return _ENV[0]
     try:
         proc = subprocess.run([sys.executable, "-m", "torch.utils.collect_env"],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return f"python -m torch.utils.collect_env did not finish within {timeout:.0f} s"
-    return proc.stdout.strip() or f"collect_env failed: {proc.stderr.strip()[-300:]}"
-
-
-def collect_env(timeout: float = ENV_TIMEOUT) -> str:
-    """``python -m torch.utils.collect_env``, run once per process (within ``timeout``)."""
-    return _collect_env(round(timeout))
+        return f"{ENV_UNFINISHED} within {timeout:.0f} s"
+    text = proc.stdout.strip() or f"collect_env failed: {proc.stderr.strip()[-300:]}"
+    _ENV.append(text)
+    return text
 
 
 def collect_env_cached(path: Path, timeout: float = ENV_TIMEOUT) -> str:
@@ -209,7 +212,7 @@ def collect_env_cached(path: Path, timeout: float = ENV_TIMEOUT) -> str:
     if path.is_file() and path.stat().st_size:
         return path.read_text()
     text = collect_env(timeout)
-    if not text.startswith("python -m torch.utils.collect_env did not finish"):
+    if not text.startswith(ENV_UNFINISHED):
         atomic_write(path, text + "\n")
     return text
 
