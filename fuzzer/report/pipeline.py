@@ -317,7 +317,8 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     case = Case.load(finding.case_path)
     attribution = Attribution.from_dict(finding.attribution)
     repro = write_repro(case, Path(finding.case_path).parent)
-    ctx.store.update(finding.signature, repro_path=str(repro))
+    # The title of the case the draft shows (the cause's smallest member, kept at record time).
+    ctx.store.update(finding.signature, repro_path=str(repro), title=draft.title_for(case))
     try:
         plain = plain_repro(case, ctx.runners().get(case.device), ctx.directory,
                             finding.signature)
