@@ -458,3 +458,13 @@ def test_triage_and_the_nightly_give_one_bug_one_signature(fake_runner, tmp_path
     subset = json.loads(cli.invoke(main, ["triage", str(out / "case.pt"), "--no-bisect",
                                           "--json", "--knobs", "emulate_precision_casts"]).output)
     assert subset["signature"] is None and "subset" in subset["signature_caveat"]
+
+
+def test_the_nightly_and_minimize_share_one_minimizer_budget():
+    """One home for the call budget: a night minimizes a case as `numfuzz minimize` does."""
+    from fuzzer.reduce.minimize import MAX_CALLS
+
+    for command in ("nightly", "minimize"):
+        (option,) = [p for p in main.commands[command].params if p.name == "max_calls"]
+        assert option.default == MAX_CALLS
+    assert NightSettings().max_calls == MAX_CALLS
