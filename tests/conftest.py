@@ -53,11 +53,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def run_repro(path: Path) -> subprocess.CompletedProcess:
-    """A repro.py in a fresh interpreter that can import the suite's fake backends."""
+def run_repro(path: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """A repro.py (or a draft's plain reproducer, in ``cwd``) in a fresh interpreter that can
+    import the suite's fake backends."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env,
-                          timeout=600)
+                          timeout=600, cwd=cwd)
 
 
 def minimized(case, runner, tmp_path: Path, **options):

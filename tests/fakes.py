@@ -84,6 +84,18 @@ def erf_quarter(gm, example_inputs):
     return _rewrite(gm, torch.erf, _erf_quarter)
 
 
+def slow_erf_quarter(gm, example_inputs):
+    """erf_quarter, each compiled call taking a quarter of a second: a night's work that takes
+    longer than its budget, in a test that does not."""
+    planted = erf_quarter(gm, example_inputs)
+
+    def run(*args):
+        time.sleep(0.25)
+        return planted(*args)
+
+    return run
+
+
 def _exp_overflowing(x):
     return torch.where(x > 1.0, torch.full_like(x, math.inf), torch.exp(x))
 

@@ -290,6 +290,7 @@ def test_models_directory_files_follow_the_convention() -> None:
 def test_triage_signature_and_draft_work_on_a_captured_case(fake_runner, tmp_path) -> None:
     """Generic calls flow through attribution, signatures and the pt2-style draft."""
     from fuzzer.execute.pool import RunnerPool
+    from fuzzer.reduce.snippet import plain_repro
     from fuzzer.report import draft
     from fuzzer.report.store import Finding
     from fuzzer.triage.attribute import attribute, knob_named
@@ -309,11 +310,13 @@ def test_triage_signature_and_draft_work_on_a_captured_case(fake_runner, tmp_pat
     assert sig == signature(Case.from_dict(case.to_dict()), attribution)
     assert sig != signature(cases[1], attribution)
     title = draft.title_for(case)
-    assert title.startswith("[numfuzz] nonfinite in output 0") and "F.layer_norm" in title
+    assert title.startswith("[inject_inf][cpu] ") and " gives inf under torch.compile" in title
     finding = Finding(signature=sig, kind="nonfinite", device="cpu", dtype=case.dtype,
                       op_chain="", title=title, reliability=(3, 3), hits=1,
                       first_seen="2030-01-01T01:00:00Z", last_seen="2030-01-01T01:00:00Z",
                       versions=[("2.13.0+cpu", "none")])
-    text = draft.render_draft(finding, case, attribution, "print('repro')\n", (1, "DIVERGES"),
-                              "PyTorch version: test", tmp_path / "d.md")
-    assert "= Tensor.chunk<br/>" in text and "torch.softmax" not in title
+    plain = plain_repro(case, fake_runner, tmp_path, sig)
+    assert ".chunk(" in plain.source  # the generic calls, rendered as the worker ran them
+    text = draft.render_draft(finding, case, attribution, plain, (0, "(0,) eager 1.0 compiled inf"
+                              " float64 1.0"), "PyTorch version: test", tmp_path / "d.md")
+    assert "it shows the divergence" in text

@@ -1,19 +1,34 @@
-"""Issue drafts: the pt2 template's sections filled from a judged case, ranking, mermaid, the gh
-command, and collect_env cached per night."""
+"""Issue drafts a maintainer reads as they are: the title in the bug's words, the plain
+reproducer (rendered for planted cases and run in a fresh interpreter, where it must print values
+that show the divergence), the sections, ranking, the gh command, collect_env per night."""
 
 from __future__ import annotations
 
 import random
+import re
 import shlex
 
 import pytest
+import torch
 
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.replay import replay_case
 from fuzzer.execute.pool import RunnerPool
+from fuzzer.execute.recipe import Recipe
+from fuzzer.execute.surface import Surface
 from fuzzer.gen.grammar import Builder
+from fuzzer.judge.kinds import Kind
+from fuzzer.judge.oracle import OutputVerdict, Verdict
+from fuzzer.reduce import snippet
 from fuzzer.report import draft
 from fuzzer.report.store import Finding
 from fuzzer.triage.attribute import attribute, knob_named
 from tests import triage_fakes as tf
+from tests.conftest import run_repro
+
+ENV = "PyTorch version: 2.13.0+cpu\nIs debug build: False\nOS: test\nGCC version: 12\n" \
+      "Clang version: Could not collect\nVulnerability Spectre v1: Mitigation\n" \
+      "Flags: fpu vme\n[pip3] torch==2.13.0+cpu\n"
 
 
 @pytest.fixture(scope="module")
@@ -29,62 +44,224 @@ def judged(fake_runner):
     return case, attribution, finding
 
 
-def render(judged, tmp_path, code=1, output="output 0 (torch.uint8): DIVERGES"):
+def render(judged, tmp_path, result=None):
     case, attribution, finding = judged
     path = tmp_path / "2030-01-02" / f"{finding.signature}.md"
-    text = draft.render_draft(finding, case, attribution, "print('the repro')\n", (code, output),
-                              "PyTorch version: 2.13.0+cpu\nOS: test", path)
-    return text, path
+    plain = snippet.plain_repro(case, None, tmp_path, finding.signature)
+    result = result or (0, "(0,) eager 127 compiled 128 float64 127")
+    repro = tmp_path / "findings" / finding.signature / "repro.py"
+    text = draft.render_draft(finding, case, attribution, plain, result, ENV, path, [], repro)
+    return text, path, plain
 
 
-def test_title_follows_the_template(judged):
-    case, _, _ = judged
-    assert draft.title_for(case) == \
-        "[numfuzz] int-flip in output 0 (uint8): mul_scalar → e8m0 (cpu, float32)"
+# ------------------------------------------------------------------ titles
 
 
-def test_draft_has_every_section(judged, tmp_path):
-    text, path = render(judged, tmp_path)
+def flip_case(values: list[float], eager: int, compiled: int) -> Case:
+    """``torch.sign(torch.expm1(x))`` with a hand-made verdict: titles read only data."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((len(values),))
+    out = b.op("sign_int8", b.op("expm1", x))
+    b.graph.outputs = [out]
+    element = {"index": [0], "eager": eager, "compiled": compiled, "fp64": eager}
+    verdict = Verdict(Kind.INT_FLIP, 0, out, [OutputVerdict(
+        0, out, Kind.INT_FLIP, "int8", {"count": 1, "total": len(values),
+                                         "elements": [element]})])
+    return Case(graph=b.graph, inputs={str(x): torch.tensor(values)}, verdict=verdict)
+
+
+def test_title_is_in_the_words_of_the_bug():
+    case = flip_case([-1.1754944e-38, 0.5], eager=-1, compiled=0)
+    assert draft.title_for(case) == ("[inductor][cpu] torch.sign(torch.expm1(x)).to(torch.int8) "
+                                     "of -1.18e-38 gives 0 under torch.compile (eager -1)")
+    case.device, case.recipe = "cuda:0", Recipe("tests.fakes:uint8_plus_one")
+    assert draft.title_for(case).startswith("[uint8_plus_one][cuda] torch.sign(")
+    b = Builder(random.Random(0), "float32")
+    x, y = b.input((2,)), b.input((2,))
+    rem = b.op("remainder", x, y)
+    b.graph.outputs = [rem]
+    inf = {"index": [1], "eager": 0.0, "compiled": -float("inf"), "fp64": 0.0}
+    two = Case(graph=b.graph, inputs={str(x): torch.ones(2), str(y): torch.tensor([2.0, -1e-45])},
+               verdict=Verdict(Kind.NONFINITE, 0, rem, [OutputVerdict(
+                   0, rem, Kind.NONFINITE, "float32", {"elements": [inf]})]))
+    assert draft.title_for(two) == ("[inductor][cpu] torch.remainder(x0, x1) of (1.0, -1.4e-45) "
+                                    "gives -inf under torch.compile (eager 0.0)")
+
+
+def test_title_of_a_long_expression_names_the_head_and_of_a_float_output_its_values(judged):
+    case, _, _ = judged  # x * 3.0 into the E8M0 head: the head's template is long
+    element = case.verdict.diverging.details["elements"][0]
+    value = case.inputs[str(case.graph.input_ids()[0])].reshape(-1)[element["index"][0]].item()
+    assert draft.title_for(case) == (
+        f"[plant_unless_emulate][cpu] e8m0(x * 3.0) of {draft.short(value)} gives "
+        f"{element['compiled']} under torch.compile (eager {element['eager']})")
+    b = Builder(random.Random(0), "float32")
+    x = b.input((2, 8))
+    soft = b.op("softmax", x, dim=-1)
+    b.graph.outputs = [soft]
+    nan = {"index": [1, 3], "eager": 0.0, "compiled": float("nan"), "fp64": 0.0}
+    softmax = Case(graph=b.graph, inputs={str(x): torch.zeros(2, 8)}, verdict=Verdict(
+        Kind.NONFINITE, 0, soft, [OutputVerdict(0, soft, Kind.NONFINITE, "float32",
+                                                {"elements": [nan]})]))
+    assert draft.title_for(softmax) == ("[inductor][cpu] torch.softmax(x, dim=-1) of 0.0 gives "
+                                        "nan under torch.compile (eager 0.0)")
+
+
+# ------------------------------------------------------------------ the plain reproducer
+
+
+@pytest.fixture(scope="module")
+def worker(fake_runner):
+    return fake_runner
+
+
+def judged_case(graph, inputs, backend: str, runner, surface: Surface | None = None,
+                config: dict | None = None) -> Case:
+    recipe = Recipe(backend, dict(config or {}), surface or Surface())
+    case = Case(graph=graph, inputs=inputs, recipe=recipe)
+    case.verdict = replay_case(case, runner=runner).verdict
+    assert case.verdict.is_finding, case.verdict.summary()
+    return case
+
+
+def printed(tmp_path, plain: snippet.Plain, name: str = "plain.py") -> str:
+    """The snippet run in a fresh interpreter, as a maintainer would: its output."""
+    path = tmp_path / name
+    path.write_text(plain.source)
+    done = run_repro(path, cwd=path.parent)  # where a maintainer keeps the inputs file
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def element_lines(output: str) -> list[tuple[str, str, str]]:
+    return re.findall(r"eager (\S+) compiled (\S+) float64 (\S+)", output)
+
+
+def test_plain_snippet_of_a_small_case_prints_the_flip(worker, tmp_path):
+    case = tf.planted_case("tests.fakes:uint8_plus_one", worker)
+    plain = snippet.plain_repro(case, None, tmp_path, "sig")
+    assert plain.inputs_file is None and "torch.tensor([0.3, 1.5, -2.0, 7.0])" in plain.source
+    assert "from tests.fakes import uint8_plus_one" in plain.source
+    assert "torch.compile(model, backend=uint8_plus_one)" in plain.source
+    assert len(plain.source.splitlines()) <= 15
+    output = printed(tmp_path, plain)
+    lines = element_lines(output)
+    assert lines and all(int(c) == int(e) + 1 for e, c, _ in lines)  # the planted +1
+    assert draft.shows_divergence(case, output)
+
+
+def test_large_inputs_become_a_seeded_expression_checked_by_running_it(worker, tmp_path):
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4, 16))
+    b.graph.outputs = [b.op("e8m0", b.op("erf", x), eps=1e-30)]
+    inputs = {str(x): torch.randn(4, 16, generator=torch.Generator().manual_seed(3))}
+    case = judged_case(b.graph, inputs, "tests.fakes:erf_quarter", worker)
+    plain = snippet.plain_repro(case, worker, tmp_path, "sig")
+    assert plain.inputs_file is None and "torch.manual_seed(0)" in plain.source
+    assert "torch.randn(4, 16).mul(" in plain.source
+    assert not torch.equal(plain.case.inputs[str(x)], inputs[str(x)])  # other values …
+    output = printed(tmp_path, plain)
+    printed_elements = element_lines(output)
+    assert printed_elements and all(e != c for e, c, _ in printed_elements), output
+    shown = [tuple(e["index"]) for e in plain.case.verdict.diverging.details["elements"][:4]]
+    assert output.startswith(str(shown[0]))  # … and the elements that differ there
+
+
+def test_inputs_no_seeded_expression_reproduces_are_loaded_from_a_file(worker, tmp_path):
+    b = Builder(random.Random(0), "float32")
+    x = b.input((32,))
+    b.graph.outputs = [b.op("tanh", x)]
+    values = torch.linspace(-1, 1, 32)
+    values[5] = 1e-40  # a subnormal: the planted NaN fires only then
+    case = judged_case(b.graph, {str(x): values}, "tests.fakes:nan_on_subnormal", worker)
+    plain = snippet.plain_repro(case, worker, tmp_path, "sig")
+    assert plain.inputs_file == tmp_path / "sig.inputs.pt" and plain.inputs_file.is_file()
+    assert "torch.load('sig.inputs.pt')" in plain.source
+    output = printed(tmp_path, plain)
+    assert [c for _, c, _ in element_lines(output)] == ["nan"], output
+
+
+def test_the_snippet_compiles_as_the_case_recorded(worker, tmp_path):
+    """nan_when_dynamic diverges only under dynamic=True: the snippet must say so to show it."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((3,))
+    b.graph.outputs = [b.op("tanh", x)]
+    case = judged_case(b.graph, {str(x): torch.tensor([0.5, -1.0, 2.0])},
+                       "tests.fakes:nan_when_dynamic", worker, Surface(dynamic=True),
+                       {"emulate_precision_casts": True})
+    plain = snippet.plain_repro(case, worker, tmp_path, "sig")
+    assert "torch.compile(model, backend=nan_when_dynamic, dynamic=True)" in plain.source
+    assert "torch._inductor.config.emulate_precision_casts = True" in plain.source
+    lines = element_lines(printed(tmp_path, plain))
+    assert lines and lines[0][1] == "nan" and lines[0][0] != "nan"
+
+
+def test_a_training_case_prints_the_gradient_it_judged(worker, tmp_path):
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    b.graph.outputs = [b.op("tanh", x)]
+    case = judged_case(b.graph, {str(x): torch.tensor([0.5, -1.0, 2.0, 0.25])},
+                       "tests.fakes:scaled_gradients", worker, Surface(training=True))
+    assert case.verdict.kind == Kind.ACCURACY  # the gradient 1.25 times too large
+    plain = snippet.plain_repro(case, worker, tmp_path, "sig")
+    assert "def outputs(fn, *xs):" in plain.source
+    output = printed(tmp_path, plain)
+    eager, compiled = map(float, re.findall(r"float64\| (\S+)", output))
+    assert compiled > 10 * eager, output
+    assert draft.shows_divergence(case, output)
+
+
+def test_literals_read_back_exactly():
+    for value, dtype in ((0.1, torch.float32), (-0.0, torch.float32), (1e-45, torch.float32),
+                         (3.0, torch.bfloat16), (65504.0, torch.float16)):
+        exact = torch.tensor(value, dtype=dtype).item()
+        text = snippet.literal(exact, dtype)
+        assert torch.tensor(eval(text), dtype=dtype).item() == exact  # noqa: S307
+        assert len(text) <= 10, text
+    assert snippet.literal(0.30000001192092896, torch.float32) == "0.3"
+    assert snippet.literal(65504.0, torch.float16) == "65504.0"
+    assert snippet.literal(float("inf"), torch.float32) == "torch.inf"
+
+
+# ------------------------------------------------------------------ the draft
+
+
+def test_draft_opens_with_the_plain_reproducer_and_keeps_every_section(judged, tmp_path):
+    text, path, plain = render(judged, tmp_path)
     case, _, finding = judged
-    element = case.verdict.outputs[0].details["elements"][0]
     assert text.startswith(f"# {finding.title}\n")
     assert "generated by numfuzz" in text.lower() and "person must check" in text
+    sections = text.split("```python\n", 1)
+    assert "### 🐛 Describe the bug" in sections[0] and "`torch.compile` (" in sections[0]
+    assert sections[1].startswith(plain.source)  # the plain reproducer comes first
+    assert "it shows the divergence" in text and "eager 127 compiled 128" in text
+    element = case.verdict.outputs[0].details["elements"][0]
     row = f"| {tuple(element['index'])} | {element['eager']!r} | {element['compiled']!r} | " \
           f"{element['fp64']!r} |"
     assert row in text  # observed eager / compiled / float64 values
-    assert "**Why this is a bug:**" in text and "float64 sides with eager on" in text
-    assert "**Distance from the discontinuity:**" in text
-    assert "```python\nprint('the repro')\n```" in text
-    assert "exit 1: the divergence reproduces" in text and "DIVERGES" in text
-    assert "| `emulate_precision_casts` | vanishes |" in text
-    assert "| `pattern_matcher=False` | persists |" in text
-    assert "- reproduces: 3/3 fresh runs" in text and "- hits: 2" in text
-    assert "```mermaid\nflowchart TD" in text
-    assert "PyTorch version: 2.13.0+cpu" in text
-    assert "fallback_random = True" in text
+    assert "**Why this is a bug:**" in text and "**Distance from the discontinuity:**" in text
+    assert "**vanishes with** `emulate_precision_casts`" in text
+    assert "Persists with: `pattern_matcher=False`" in text
+    assert "`CompilerBisector.do_bisect`: not run." in text
+    assert "Reproduces 3/3 fresh runs; 2 hits" in text
+    assert "[`repro.py`](../findings/0123456789abcdef/repro.py)" in text  # linked, not pasted
+    assert "def main():" not in text and "mermaid" not in text
+    assert "PyTorch version: 2.13.0+cpu" in text and "GCC version: 12" in text
+    assert "Vulnerability" not in text and "Flags" not in text and "Could not collect" not in text
+    assert "ATen CPU capability:" in text
+    assert "fallback_random = True" in text and "gh search issues" in text
     gh = draft.gh_command(finding.title, path)
     assert gh in text
     assert shlex.split(gh) == ["gh", "issue", "create", "--repo", "pytorch/pytorch", "--title",
                                finding.title, "--body-file", str(path)]
+    assert len(text.splitlines()) < 80
 
 
-def test_repro_that_does_not_reproduce_is_said_so(judged, tmp_path):
-    text, _ = render(judged, tmp_path, code=0, output="output 0: ok")
-    assert "exit 0: it did NOT reproduce" in text
-
-
-def test_mermaid_draws_every_edge_and_marks_the_diverging_output():
-    b = Builder(random.Random(0), "float32")
-    x = b.input((4,))
-    m = b.op("mul_scalar", x, value=2.0)
-    d = b.op("sub", m, m)  # one value read twice: two edges
-    b.graph.outputs = [b.op("e8m0", d, eps=1e-30), b.op("sign_int8", d)]
-    case = tf.case_of_verdict(b.graph, output=1)
-    text = draft.mermaid(case)
-    assert text.count("-->|") == sum(len(b.graph.node(n).inputs) for n in b.graph.order())
-    assert f"n{m} -->|0| n{d}" in text and f"n{m} -->|1| n{d}" in text
-    assert f"style n{b.graph.outputs[1]} stroke:#d00" in text
-    assert f"style n{b.graph.outputs[0]} stroke:#d00" not in text
+def test_a_snippet_that_did_not_show_it_or_did_not_run_is_said_so(judged, tmp_path):
+    text, _, _ = render(judged, tmp_path, (0, "(0,) eager 127 compiled 127 float64 127"))
+    assert "it did NOT show the divergence in this run" in text
+    text, _, _ = render(judged, tmp_path, (None, ""))
+    assert "Not run here" in text
 
 
 def test_ranking_nonfinite_then_far_flips_then_the_rest():
@@ -104,12 +281,12 @@ def test_collect_env_is_read_from_the_night_cache(tmp_path, monkeypatch):
     cached = tmp_path / "collect_env.txt"
     cached.write_text("PyTorch version: from the cache\n")
 
-    def must_not_run():
+    def must_not_run(timeout):
         raise AssertionError("collect_env ran although the night has it cached")
 
     monkeypatch.setattr(draft, "collect_env", must_not_run)
     assert draft.collect_env_cached(cached) == "PyTorch version: from the cache\n"
-    monkeypatch.setattr(draft, "collect_env", lambda: "PyTorch version: fresh")
+    monkeypatch.setattr(draft, "collect_env", lambda timeout: "PyTorch version: fresh")
     fresh = tmp_path / "other" / "collect_env.txt"
     assert draft.collect_env_cached(fresh) == "PyTorch version: fresh"
     assert fresh.read_text() == "PyTorch version: fresh\n"

@@ -132,7 +132,7 @@ def test_the_nightly_on_ray_fuzzes_and_minimizes_on_the_fleet(tmp_path: Path,
     no_known = tmp_path / "none.toml"
     no_known.write_text("")
     settings = night_settings(reports=tmp_path / "reports", device="cpu", cases=4, seed=8, k=1,
-                             max_calls=20, bisect=False, date="2030-02-01", dtypes=("float32",),
+                             bisect=False, date="2030-02-01", dtypes=("float32",),
                              backend="tests.fakes:uint8_plus_one", workers=2, engine="ray",
                              known_file=no_known)
     lines: list[str] = []

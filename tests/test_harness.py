@@ -185,7 +185,7 @@ def test_a_finding_that_fails_triage_is_a_harness_error_of_a_night_that_goes_on(
     for scale in (3.0, 5.0):  # two findings: the first fails in triage, the second goes through
         case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner, scale=scale)
         case.save(reports / "corpus" / case.file_name())
-    real = pipeline.attribute
+    real = pipeline.cause_of
     calls = []
 
     def attribute_once_broken(case, *args, **kwargs):
@@ -194,8 +194,8 @@ def test_a_finding_that_fails_triage_is_a_harness_error_of_a_night_that_goes_on(
             raise KeyError("planted triage bug")
         return real(case, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "attribute", attribute_once_broken)
-    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
+    monkeypatch.setattr(pipeline, "cause_of", attribute_once_broken)
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1,
                              bisect=False, date="2030-02-01", dtypes=("float32",),
                              backend="eager", knobs=("emulate_precision_casts",))
     lines: list[str] = []
@@ -237,7 +237,7 @@ def test_drafting_and_recheck_failures_are_counted(monkeypatch, fake_runner, tmp
         raise OSError(f"planted {stage} failure")
 
     monkeypatch.setattr(module, target, broken)
-    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1,
                              bisect=False, dtypes=("float32",), backend="eager",
                              knobs=("emulate_precision_casts",))
     pool = RunnerPool({"cpu": fake_runner}, warmup=False)
@@ -259,17 +259,19 @@ def test_a_finding_whose_triage_meets_the_deadline_waits_for_the_next_night(
     reports = tmp_path / "reports"
     case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
     case.save(reports / "corpus" / case.file_name())
-    real = pipeline.attribute
-    monkeypatch.setattr(pipeline, "attribute",
+    real = pipeline.cause_of
+    monkeypatch.setattr(pipeline, "cause_of",
                         lambda *args, **kwargs: real(*args, **{**kwargs, "stop": lambda: True}))
-    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=10,
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1,
                              bisect=False, date="2030-02-05", dtypes=("float32",),
                              backend="eager")
     path = run_night(settings, log=lambda line: None,
                      pool=RunnerPool({"cpu": fake_runner}, warmup=False))
     night = latest_night(reports)
     assert night.backlog == 1 and night.harness_errors == 0
-    assert "1 case files wait for the next night" in path.read_text()
+    text = path.read_text()
+    assert "## Left for the next night: 1 case files" in text
+    assert f"{case.file_name()}: the night's time ran out" in text
     with Store.in_reports(reports) as store:
         assert store.processed(night.id, case.file_name()) is None and not store.findings()
 

@@ -17,6 +17,7 @@ import torch
 from click.testing import CliRunner
 
 from fuzzer.cli import main
+from fuzzer.corpus.case import Case
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import Runner
 from fuzzer.report.night import NightSettings
@@ -157,7 +158,7 @@ def test_night_killed_after_recording_resumes_without_double_counting(fake_runne
     os.utime(path, (1_000_000, 1_000_000))
     cmd = [sys.executable, "-m", "fuzzer", "nightly", "--device", "cpu", "--cases", "1",
            "--seed", "3", "--reports", str(reports), "--backend", "tests.fakes:uint8_plus_one",
-           "--k", "2", "--max-calls", "10", "--max-findings", "1", "--no-bisect",
+           "--k", "2", "--max-findings", "1", "--no-bisect",
            "--knobs", "emulate_precision_casts"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     victim = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -276,7 +277,7 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     seeded_case(inductor_runner, (0.5002, 0.25, 0.70001, 0.50003), corpus)
     no_known = tmp_path / "no-known.toml"  # drafted here; the packaged file is checked below
     no_known.write_text("")
-    settings = night_settings(reports=reports, device="cpu", cases=1, seed=7, k=2, max_calls=6,
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=7, k=2,
                              max_findings=1, bisect=False, date="2030-01-01", grammar="vision",
                              dtypes=("float32",), known_file=no_known)
     pool = RunnerPool({"cpu": inductor_runner})
@@ -287,12 +288,14 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
     drafts = [d for d in drafts if not d.name.startswith("SUMMARY")]
     assert len(drafts) == 1, lines
     text = drafts[0].read_text()
-    assert text.startswith("# [numfuzz] int-flip in output 0 (bool): cast_roundtrip → gt_scalar "
-                           "(cpu, float32)"), text[:200]
+    assert text.startswith("# [inductor][cpu] x.to(torch.float16).to(x.dtype) > 0.50001 of "
+                           "0.5 gives True under torch.compile (eager False)\n"), text[:200]
     assert "PyTorch version:" in text  # collect_env
-    assert "exit 1: the divergence reproduces" in text
+    assert "It printed here; it shows the divergence" in text  # the plain reproducer, run
+    assert len(text.splitlines()) < 80
     emulated = tf.inductor_keeps_roundtrip(emulate_precision_casts=True)  # what this torch does
-    assert f"| `emulate_precision_casts` | {'vanishes' if emulated else 'persists'} |" in text
+    vanishing = text.split("**vanishes with** ", 1)[1].split("\n", 1)[0]
+    assert ("`emulate_precision_casts`" in vanishing) == emulated
     summary = first.read_text()
     assert "## New findings: 1" in summary and drafts[0].name in summary
     assert "cases fuzzed" in summary and "| 1 |" in summary
@@ -343,7 +346,7 @@ def test_night_killed_while_fuzzing_resumes_the_whole_night(tmp_path):
     reports = tmp_path / "reports"
     cmd = [sys.executable, "-m", "fuzzer", "nightly", "--device", "cpu", "--cases", "10",
            "--workers", "2", "--seed", "8", "--reports", str(reports),
-           "--backend", "tests.fakes:uint8_plus_one", "--k", "1", "--max-calls", "8",
+           "--backend", "tests.fakes:uint8_plus_one", "--k", "1",
            "--max-findings", "2", "--no-bisect"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     victim = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -381,3 +384,100 @@ def test_night_killed_while_fuzzing_resumes_the_whole_night(tmp_path):
     summary = (night_file.parent / "SUMMARY.md").read_text()
     assert re.search(r"^\| 10 \| [\d.]+ \| \d+s \|", summary, re.M), summary  # all 10 cases
     assert "**Clean night**" in summary
+
+
+# ------------------------------------------------------------------ minimal before drafted
+
+
+def erf_in_a_larger_graph() -> tuple:
+    """erf into an E8M0 head behind a tanh, a scale and a side output: minimized, erf -> e8m0."""
+    import random
+
+    from fuzzer.gen.grammar import Builder
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((2, 8))
+    side = b.op("sigmoid", x)
+    head = b.op("e8m0", b.op("erf", b.op("mul_scalar", b.op("tanh", x), value=1.5)), eps=1e-30)
+    b.graph.outputs = [head, b.op("gt_scalar", side, value=0.5)]
+    return b.graph, {str(x): torch.linspace(0.3, 2.0, 16).reshape(2, 8)}
+
+
+def test_a_half_shrunk_case_is_carried_to_the_next_night_not_drafted(fake_runner, tmp_path):
+    reports = tmp_path / "reports"
+    backend = "tests.fakes:erf_quarter"
+    graph, inputs = erf_in_a_larger_graph()
+    raw = tf.judged_case(graph, inputs, backend, fake_runner)
+    os.utime(raw.save(reports / "corpus" / raw.file_name()), (1_000_000, 1_000_000))
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1, max_calls=8,
+                              bisect=False, date="2030-02-10", grammar="vision",
+                              dtypes=("float32",), backend=backend)
+    pool = RunnerPool({"cpu": fake_runner}, warmup=False)
+    first = run_night(settings, log=lambda line: None, pool=pool)
+    assert store_findings(reports) == [] and drafts_in(reports) == []  # nothing half-shrunk
+    carried = Case.load(reports / "corpus" / "minimizing" / raw.file_name())
+    assert carried.origin["fixpoint"] is False and len(carried.graph) < len(raw.graph)
+    text = first.read_text()
+    assert f"{raw.file_name()}: minimizer stopped short of its fixpoint (--max-calls" in text
+
+    settings.max_calls, settings.date = 400, "2030-02-11"
+    lines: list[str] = []
+    run_night(settings, log=lines.append, pool=pool)
+    (finding,) = [f for f in store_findings(reports) if "erf" in f.op_chain]
+    kept = Case.load(finding.case_path)
+    assert kept.graph.op_names() == ["erf", "e8m0"] and kept.origin["fixpoint"] is True
+    assert Path(finding.draft_path).is_file()
+
+
+def test_triage_and_the_nightly_give_one_bug_one_signature(fake_runner, tmp_path):
+    """The same raw case: recorded by a night, and by hand with `numfuzz minimize` then
+    `numfuzz triage` on its case.pt: one signature. Triage of the raw case says it is not the
+    nightly's."""
+    reports = tmp_path / "reports"
+    backend = "tests.triage_fakes:plant_unless_emulate"  # a knob removes it: vanishes_with
+    graph, inputs = erf_in_a_larger_graph()
+    raw = tf.judged_case(graph, inputs, backend, fake_runner)
+    raw_path = raw.save(tmp_path / "raw.pt")
+    os.utime(raw.save(reports / "corpus" / raw.file_name()), (1_000_000, 1_000_000))
+    no_known = tmp_path / "no-known.toml"  # the planted cause vanishes as a known one does
+    no_known.write_text("")
+    settings = night_settings(reports=reports, device="cpu", cases=1, seed=1,
+                              bisect=False, date="2030-02-12", grammar="vision",
+                              dtypes=("float32",), backend=backend, known_file=no_known)
+    run_night(settings, log=lambda line: None, pool=RunnerPool({"cpu": fake_runner},
+                                                               warmup=False))
+    with Store.in_reports(reports) as store:
+        (row,) = [r for r in store.night_rows("2030-02-12#1") if r["key"] == raw.file_name()]
+    nightly = row["signature"]
+    assert nightly
+
+    cli = CliRunner()
+    out = tmp_path / "min"
+    done = cli.invoke(main, ["minimize", str(raw_path), "-o", str(out), "--corpus",
+                             str(tmp_path / "slips"), "--json"])
+    assert done.exit_code == 1, done.output  # reproduces k/k
+    triaged = cli.invoke(main, ["triage", str(out / "case.pt"), "--no-bisect", "--json"])
+    assert triaged.exit_code == 0, triaged.output
+    answer = json.loads(triaged.output)
+    assert answer["signature"] == nightly and answer["signature_caveat"] == ""
+    with Store.in_reports(reports) as store:
+        stored = store.get(nightly).attribution["knobs"]
+    outcomes = [(k["knob"], k["outcome"]) for k in answer["attribution"]["knobs"]]
+    assert outcomes == [(k["knob"], k["outcome"]) for k in stored]  # the same knobs, alike
+    assert ("emulate_precision_casts", "vanishes") in outcomes
+    unminimized = json.loads(cli.invoke(main, ["triage", str(raw_path), "--no-bisect",
+                                               "--json"]).output)
+    assert "not minimized" in unminimized["signature_caveat"]
+    subset = json.loads(cli.invoke(main, ["triage", str(out / "case.pt"), "--no-bisect",
+                                          "--json", "--knobs", "emulate_precision_casts"]).output)
+    assert subset["signature"] is None and "subset" in subset["signature_caveat"]
+
+
+def test_the_nightly_and_minimize_share_one_minimizer_budget():
+    """One home for the call budget: a night minimizes a case as `numfuzz minimize` does."""
+    from fuzzer.reduce.minimize import MAX_CALLS
+
+    for command in ("nightly", "minimize"):
+        (option,) = [p for p in main.commands[command].params if p.name == "max_calls"]
+        assert option.default == MAX_CALLS
+    assert NightSettings().max_calls == MAX_CALLS

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+import networkx as nx
 import pytest
 import torch
 
@@ -145,3 +146,63 @@ def test_a_stall_stops_the_shrinker_and_says_so() -> None:
     with pytest.raises(BudgetExhausted, match="max-calls"):
         budget.shrink()
     assert budget.calls == 3
+
+
+def float_case(b: Builder, kind: Kind = Kind.NONFINITE) -> Case:
+    """The builder's graph as a case whose first (float) output diverges with ``kind``."""
+    case = case_of(b)
+    out = case.graph.outputs[0]
+    case.verdict = Verdict(kind, 0, out, [OutputVerdict(0, out, kind, "float32")])
+    return case
+
+
+def shows_from_softmax(candidate: Case) -> bool:
+    """A plain stand-in for the compiler: the softmax overflows, so the divergence shows on the
+    softmax and on every node computed from it, and nowhere else."""
+    graph, wanted = candidate.graph, candidate.verdict.node
+    if wanted not in graph.outputs:
+        return False
+    upstream = nx.ancestors(graph.g, wanted) | {wanted}
+    return any(graph.node(n).op == "softmax" for n in upstream)
+
+
+def test_output_earlier_node_makes_the_overflowing_softmax_the_output() -> None:
+    b = Builder(random.Random(0), "float32")
+    x = b.input((2, 8))
+    soft = b.op("softmax", b.op("mul_scalar", x, value=100.0), dim=-1)
+    b.graph.outputs = [b.op("add", soft, b.op("sigmoid", x))]
+    case = float_case(b)
+    shrinker = Shrinker(case, shows_from_softmax)
+    assert shrinker.output_earlier_node()
+    best = shrinker.best
+    assert ops_in(best) == ["mul_scalar", "softmax"] and best.graph.outputs == [soft]
+    assert shrinker.target.node == soft and shrinker.target.kind == Kind.NONFINITE
+    assert size_key(best) < size_key(case)
+    assert shrinker.calls == 3  # the one-op subgraphs first (mul_scalar, sigmoid), then softmax
+    assert not shrinker.output_earlier_node()  # nothing earlier shows it: no progress
+
+
+def test_output_earlier_node_tries_only_nodes_that_can_show_the_kind() -> None:
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    flag = b.op("sign_int8", b.op("erf", x))  # an int8 node: it cannot show a NaN
+    b.graph.outputs = [b.op("mul", b.op("cast", flag, to="float32"), b.op("sigmoid", x))]
+    tried: list[int] = []
+    shrinker = Shrinker(float_case(b), lambda c: tried.append(c.verdict.node) and False)
+    assert not shrinker.output_earlier_node()
+    graph = shrinker.best.graph
+    assert tried and all(graph.node(n).dtype == "float32" for n in tried)
+    assert flag not in tried
+    flips = Shrinker(float_case(b, Kind.INT_FLIP), lambda c: tried.append(c.verdict.node) or True)
+    assert flips.output_earlier_node() and flips.best.graph.outputs == [flag]
+
+
+def test_output_earlier_node_runs_in_the_fixpoint_before_the_cuts() -> None:
+    b = Builder(random.Random(0), "float32")
+    x = b.input((2, 8))
+    soft = b.op("softmax", b.op("mul_scalar", x, value=100.0), dim=-1)
+    b.graph.outputs = [b.op("add", b.op("tanh", soft), b.op("sigmoid", x))]
+    shrinker = Shrinker(float_case(b), shows_from_softmax)
+    best = shrinker.shrink()
+    assert ops_in(best) == ["softmax"] and shrinker.fixpoint  # the mul cut to its eager value
+    assert shrinker.stats["output_earlier_node"].adopted == 1

@@ -7,6 +7,9 @@ from __future__ import annotations
 import functools
 import os
 import random
+import tempfile
+import time
+from pathlib import Path
 
 import torch
 
@@ -119,6 +122,27 @@ def case_of_verdict(graph: Graph, kind: str = "int-flip", output: int = 0,
               for n in graph.input_ids()}
     return Case(graph=graph, inputs=inputs, device=device,
                 verdict=Verdict(kind, output, graph.outputs[output]))
+
+
+def hang_file(parent: int | None = None) -> Path:
+    """While this file exists, ``plant_or_hang`` hangs under its knob. Named after the test
+    process (the workers' parent), so concurrent test runs do not share it."""
+    return Path(tempfile.gettempdir()) / f"numfuzz-test-hang-{parent or os.getpid()}"
+
+
+def plant_or_hang(gm, example_inputs):
+    """uint8 +1; with ``pattern_matcher=False`` (a triage knob) and ``hang_file`` present, the
+    compiled call sleeps for an hour instead: a run in flight at the night's deadline."""
+    import torch._inductor.config as config
+
+    planted = uint8_plus_one(gm, example_inputs)
+
+    def run(*args):
+        if not config.pattern_matcher and hang_file(os.getppid()).exists():
+            time.sleep(3600)
+        return planted(*args)
+
+    return run
 
 
 def plant_or_raise(gm, example_inputs):

@@ -152,7 +152,8 @@ def corpus_list(directory: Path, as_json: bool) -> None:
               help="Output directory (default reports/min/<case id>/).")
 @click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True,
               help="The case must reproduce k/k before and after.")
-@click.option("--max-calls", type=click.IntRange(min=1), default=400, show_default=True)
+@click.option("--max-calls", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Oracle calls at most (the nightly's default too).")
 @click.option("--time", "duration", help="Wall-time budget (e.g. 10m).")
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path),
               default=Path("corpus"), show_default=True, help="Where slips are saved.")

@@ -55,39 +55,52 @@ def _knobs(text: str | None) -> tuple[str, ...] | None:
 
 @main.command("triage")
 @click.argument("case_path", metavar="CASE", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--knobs", help="Comma-separated knob names (default: all that act on the device).")
+@click.option("--knobs", help="Comma-separated knob names (default: all of them, which a cause "
+                              "signature needs; with a subset no signature is given).")
+@click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Fresh runs per knob, by majority (the nightly's default).")
 @click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector.")
 @click.option("--timeout", type=float, default=300, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout: float,
+def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, timeout: float,
                    as_json: bool) -> None:
-    """Which knob or compiler stage makes a case's divergence go away."""
+    """Which knob or compiler stage makes a case's divergence go away, and its cause signature
+    (taken as the nightly takes it: see ``triage.signature``)."""
     from fuzzer.corpus.case import Case
     from fuzzer.execute.pool import RunnerPool
-    from fuzzer.triage.attribute import KNOBS, knob_named, triage
-    from fuzzer.triage.signature import signature
+    from fuzzer.triage.attribute import attribute, bisect_summary, knob_named, run_bisect
+    from fuzzer.triage.signature import cause_of, signature_caveat, signature_of
 
     case = Case.load(case_path)
     if case.verdict is None or not case.verdict.is_finding:
         raise UserError(f"{case_path}: the case records no divergence to triage")
     names = _knobs(knobs)
-    chosen = KNOBS if names is None else tuple(knob_named(n) for n in names)
+    say = None if as_json else log_line
     pool = RunnerPool(timeout=timeout, warmup=case.recipe.warms_up)
     try:
-        attribution = triage(case, pool, knobs=chosen, bisect=not no_bisect,
-                             progress=None if as_json else log_line)
+        if names is None:
+            attribution, fields = cause_of(case, pool, k=k, progress=say)
+            sig, caveat = signature_of(fields), signature_caveat(case)
+        else:
+            attribution = attribute(case, pool, [knob_named(n) for n in names], say, k=k)
+            sig, caveat = None, "no signature: --knobs ran a subset of the knobs it is taken over"
+        if not no_bisect and attribution.reproduces:
+            attribution.bisect = run_bisect(case)
+            if say:
+                say(f"bisector: {bisect_summary(attribution.bisect)}")
     finally:
         pool.close()
-    sig = signature(case, attribution)
     if as_json:
         click.echo(strict_json({"case": str(case_path), "signature": sig,
+                                "signature_caveat": caveat,
                                 "attribution": attribution.to_dict()}))
     else:
-        _print_attribution(case, attribution, sig)
+        _print_attribution(case, attribution, sig, caveat)
     sys.exit(0 if attribution.reproduces else 1)
 
 
-def _print_attribution(case: Case, attribution: Attribution, sig: str) -> None:
+def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
+                       caveat: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -107,7 +120,10 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str) -> None:
     console.print(f"vanishes with: {', '.join(attribution.vanishing()) or 'no knob'}")
     if attribution.bisect is not None:
         console.print(f"bisector: {bisect_summary(attribution.bisect)}")
-    console.print(f"signature: {sig}")
+    if sig is not None:
+        console.print(f"signature: {sig}")
+    if caveat:
+        console.print(f"note: {caveat}")
 
 
 # ------------------------------------------------------------------ nightly
@@ -128,8 +144,9 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str) -> None:
 @click.option("--grammar", type=click.Choice(["mixed", "vision", "attention"]), default="mixed",
               show_default=True)
 @click.option("--k", "k", type=click.IntRange(1, 20), default=3, show_default=True)
-@click.option("--max-calls", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Minimizer oracle calls per finding.")
+@click.option("--max-calls", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Minimizer oracle calls per finding (as numfuzz minimize); a case whose "
+                   "minimizer stops short of its fixpoint carries on the next night.")
 @click.option("--max-findings", type=click.IntRange(min=0), default=20, show_default=True,
               help="New case files minimized per night; the rest wait for the next.")
 @click.option("--knobs", help="Comma-separated knob names to try besides the full set, which "
@@ -176,8 +193,7 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
     settings = NightSettings(reports=reports, campaign=campaign, seconds=seconds, seed=seed,
                              corpus=corpus, k=k, max_calls=max_calls, max_findings=max_findings,
                              bisect=not no_bisect, knobs=_knobs(knobs), max_drafts=max_drafts,
-                             engine=engine, ray_address=ray_address,
-                             minimize_seconds=None if seconds is None else seconds * 0.1)
+                             engine=engine, ray_address=ray_address)
     if known_file is not None:
         from fuzzer.triage.known import entries
 

@@ -7,16 +7,29 @@ its own, started under that environment; every such worker also compiles afresh
 ``ATEN_CPU_CAPABILITY=default`` would otherwise reuse vectorized kernels it cannot compile. A
 pool can be seeded with runners it does not own (a test's shared worker) and can make its
 runners elsewhere (``factory``: a Ray actor's).
+
+``RunnerPool.until(deadline)`` is the same pool seen by work that must end by a deadline (the
+nightly's stages after fuzzing): a run that would start after it raises ``OutOfTime``, and a run
+on a local worker still in flight at the deadline is cut there (the worker killed, the run not
+judged: ``OutOfTime`` too) instead of waiting out the per-case timeout. A Ray actor's run cannot
+be cut; it is only not started after the deadline.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Protocol
 
 from fuzzer.execute.recipe import FRESH_ENV
 from fuzzer.execute.runner import RunResult, Task
 from fuzzer.execute.workers import NEVER, Recycle, Runner
+from fuzzer.judge.kinds import Kind
+
+
+class OutOfTime(Exception):
+    """A deadline came before the work was done: what was cut short is not a result (not a
+    timeout finding, not an attribution), and the work waits for another run."""
 
 
 class TaskRunner(Protocol):
@@ -55,8 +68,53 @@ class RunnerPool:
         """``task`` on the pool's runner for its device (and ``env``)."""
         return self.get(task.device, env).run(task)
 
+    def until(self, deadline: float | None) -> RunnerPool | Until:
+        """This pool for work that must end by ``deadline`` (``time.monotonic()``); None: no
+        deadline, the pool itself."""
+        return self if deadline is None else Until(self, deadline)
+
     def close(self) -> None:
         """Closes the runners this pool started; injected ones belong to their owner."""
         for key in list(self.owned):
             self.runners.pop(key).close()
         self.owned.clear()
+
+
+class Until:
+    """A pool's runners bounded by a deadline (``RunnerPool.until``); closing it closes nothing:
+    the runners are the pool's."""
+
+    def __init__(self, pool: RunnerPool, deadline: float) -> None:
+        self.pool, self.deadline = pool, deadline
+
+    def get(self, device: str, env: dict | None = None) -> Bounded:
+        return Bounded(self.pool.get(device, env), self.deadline)
+
+    def run(self, task: Task, env: dict | None = None) -> RunResult:
+        return self.get(task.device, env).run(task)
+
+    def close(self) -> None:
+        """The pool's owner closes the runners."""
+
+
+class Bounded:
+    """One runner whose runs end by a deadline: not started after it (``OutOfTime``), and on a
+    local worker cut at it rather than left to the per-case timeout (``OutOfTime`` again: a run
+    cut by the caller's clock says nothing about the case)."""
+
+    def __init__(self, runner: TaskRunner, deadline: float) -> None:
+        self.runner, self.deadline = runner, deadline
+
+    def run(self, task: Task) -> RunResult:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise OutOfTime("the deadline came before this run")
+        if not isinstance(self.runner, Runner) or left >= self.runner.timeout:
+            return self.runner.run(task)  # its own timeout comes first (or it cannot be cut)
+        result = self.runner.run(task, timeout=left)
+        if result.verdict.kind == Kind.TIMEOUT and time.monotonic() >= self.deadline:
+            raise OutOfTime("the deadline came while a run was in flight")
+        return result
+
+    def close(self) -> None:
+        """The pool's owner closes the runner."""

@@ -244,14 +244,19 @@ class Runner:
             self.worker = Worker(**self.options)
             self.served = 0
 
-    def run(self, task: Task) -> RunResult:
-        """Run a task; a lost worker becomes a crash/timeout verdict and a fresh worker."""
+    def run(self, task: Task, timeout: float | None = None) -> RunResult:
+        """Run a task; a lost worker becomes a crash/timeout verdict and a fresh worker.
+        ``timeout``: at most this long for this task, a worker start included (a caller's
+        deadline), where shorter than the runner's own."""
         from fuzzer.execute.runner import RunResult
 
         self.start()
+        began = time.monotonic()
         try:
-            self.worker.wait_ready()
-            reply = self.worker.run(task.to_bytes(), self.timeout)
+            self.worker.wait_ready(600 if timeout is None else max(0.0, timeout))
+            limit = self.timeout if timeout is None else \
+                min(self.timeout, max(0.0, timeout - (time.monotonic() - began)))
+            reply = self.worker.run(task.to_bytes(), limit)
         except WorkerLost as lost:
             self.worker.close()
             self.worker = None

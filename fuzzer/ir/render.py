@@ -3,11 +3,13 @@
 ``render_model`` gives a standalone module defining ``model(...)``: plain torch code, one line per
 node. ``render_trace`` gives the same body returning every intermediate value; it is only ever run
 eagerly (float64 reference, eager values for the minimizer), where returning more changes nothing.
+``expression`` writes one node as a single nested expression of the inputs, for titles.
 """
 
 from __future__ import annotations
 
 import linecache
+import re
 from collections.abc import Callable
 
 from fuzzer.ir import ops
@@ -49,6 +51,63 @@ def render_trace_function(graph: Graph) -> str:
 
 def render_trace(graph: Graph) -> str:
     return f"{HEADER}\n\n{render_trace_function(graph)}\n"
+
+
+def expression(graph: Graph, node: int, names: dict[int, str] | None = None,
+               longest: int | None = None) -> str:
+    """``node`` as one nested expression of the graph's inputs, the same templates as
+    ``render_function`` with each argument's expression in place (``torch.sign(torch.expm1(x))``);
+    inputs are called ``names[n]``, else as in the function (``x0``). With ``longest``, an op
+    whose own template is longer than that is written by its label (``e8m0(x * 3.0)``)."""
+    names = names or {}
+    done: dict[int, str] = {}
+    for n in graph.order():
+        data = graph.node(n)
+        if data.is_input:
+            done[n] = names.get(n, graph.var(n))
+        else:
+            spec = ops.spec(data.op)
+            own = spec.render([f"a{i}" for i in range(len(data.inputs))], data.attrs)
+            if longest is not None and len(own) > longest:
+                done[n] = f"{data.label}({', '.join(done[i] for i in data.inputs)})"
+            else:
+                done[n] = spec.render([_atom(done[i]) for i in data.inputs], data.attrs)
+        if n == node:
+            return done[n]
+    raise KeyError(node)
+
+
+def _atom(text: str) -> str:
+    """``text`` usable as an argument or operand: a name, a call or a chain of calls stays
+    (``torch.sign(v).to(torch.int8)``), anything else is wrapped in parentheses (``a + b``)."""
+    return text if _is_primary(text) else f"({text})"
+
+
+def _is_primary(text: str) -> bool:
+    """Is ``text`` a name followed only by calls and attribute accesses?"""
+    at = 0
+    while at < len(text):
+        name = re.match(r"[\w.]+", text[at:])
+        if name is None:
+            return False
+        at += name.end()
+        while at < len(text) and text[at] == "(":
+            at = _matching(text, at) + 1
+            if at == 0:
+                return False
+        if at < len(text) and text[at] != ".":
+            return False
+    return True
+
+
+def _matching(text: str, opening: int) -> int:
+    """Where the parenthesis at ``opening`` closes (-1: never)."""
+    depth = 0
+    for i in range(opening, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return -1
 
 
 _counter = 0

@@ -7,15 +7,20 @@ compare ``DivergenceKey``s. A key is plain data (it is serialised into repro fil
 shrinks into a weak one); for value divergences the output node (node ids survive minimization,
 output positions do not), or for a gradient (``--training``) the input node it is taken for;
 for crashes and timeouts the exception type and the innermost frames
-inside torch where it was raised.
+inside torch where it was raised. ``moved`` is the one way the key's output node changes: the
+same divergence wanted on an earlier node made the output (the shrinker's
+``output_earlier_node``).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from fuzzer.judge.kinds import RAISED, Kind
+from fuzzer.ir.ops import FLOAT_DTYPES
+from fuzzer.judge.kinds import FLIPS, RAISED, Kind
 from fuzzer.judge.oracle import OutputVerdict, Verdict
+
+FLOAT_KINDS = (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.ACCURACY)  # judged on float outputs
 
 
 @dataclass(frozen=True)
@@ -69,3 +74,26 @@ def focus(target: Verdict, verdict: Verdict) -> Verdict:
         if DivergenceKey.of_output(out) == want:
             return replace(verdict, kind=out.kind, output=out.output, node=out.node)
     return verdict
+
+
+def shows_on(kind: Kind, dtype: str) -> bool:
+    """Can an output of ``dtype`` show a divergence of ``kind``? Float outputs are judged by the
+    float rules (non-finite, accuracy), every other dtype by the discrete ones (flips); a shape
+    or dtype change, a crash or a hang can show anywhere."""
+    if kind in FLOAT_KINDS:
+        return dtype in FLOAT_DTYPES
+    if kind in FLIPS:
+        return dtype not in FLOAT_DTYPES
+    return True
+
+
+def moved(target: Verdict, node: int, dtype: str) -> Verdict:
+    """``target``'s divergence, wanted on output node ``node`` (of ``dtype``) instead of its own:
+    what a candidate whose output moved to an earlier node must show to keep the same key. A crash
+    or hang names no node, so it is wanted as it is."""
+    if target.kind in RAISED:
+        return target
+    out = target.diverging
+    kind = out.kind if out is not None else target.kind
+    position = target.output if target.output is not None else 0
+    return Verdict(kind, position, node, [OutputVerdict(position, node, kind, dtype)])

@@ -2,6 +2,7 @@
 
 Owns the total order of case sizes (``size``), the shrinker with its passes, apart from any
 execution (``shrinker``: any predicate), the minimizer that wires it to a worker and the
-divergence key (``minimize``) and the repro file (``repro``).
+divergence key (``minimize``), the self-judging repro file (``repro``) and the plain
+reproducer a draft opens with (``snippet``).
 May import every earlier stage.
 """

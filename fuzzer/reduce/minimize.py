@@ -2,11 +2,15 @@
 
 ``minimize`` wires the shrinker (``reduce.shrinker``, which knows nothing of execution) to a
 worker: a candidate is interesting only if it shows the same divergence (``fuzzer.judge.key``:
-kind, evidence class and output node, so a strong flip never shrinks into a weak one). One that
-diverges differently is a slip, saved to the corpus as a new finding and not followed. The k/k
-checks before and after compile afresh (``Recipe.fresh``), so a cached kernel cannot stand in for
-the compiler; the result is canonically renamed and says whether the shrinker reached its
-fixpoint or stopped on a budget.
+kind, evidence class and output node, so a strong flip never shrinks into a weak one); the
+output node moves only where the shrinker made an earlier node the output and that node shows
+the same kind of divergence. One that diverges differently is a slip, saved to the corpus as a
+new finding and not followed. The k/k checks before and after compile afresh (``Recipe.fresh``),
+so a cached kernel cannot stand in for the compiler; a time budget covers both (the shrinker
+stops early enough to leave the closing check the time the opening one took). The result is
+canonically renamed and says whether the shrinker reached its fixpoint or stopped on a budget;
+the minimized case's ``origin`` records it too (the nightly signs and drafts only a case
+minimized to its fixpoint).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from fuzzer.judge.key import focus, same_divergence
 from fuzzer.judge.oracle import Verdict
 from fuzzer.reduce.shrinker import BudgetExhausted, PassStats, Shrinker
 from fuzzer.reduce.size import elements
+
+MAX_CALLS = 400  # oracle calls per case: ``numfuzz minimize``'s default and the nightly's
 
 
 class NotReproducible(CaseError):
@@ -85,9 +91,12 @@ class Oracle:
         return same_divergence(self.target, verdict)
 
     def __call__(self, candidate: Case) -> bool:
+        """Does ``candidate`` show the divergence its verdict names (the shrinker sets it: the
+        target, or the target moved to an earlier output node)?"""
+        want = candidate.verdict or self.target
         verdict = self.run(candidate)
-        if self.matches(verdict):
-            candidate.verdict = focus(self.target, verdict)
+        if same_divergence(want, verdict):
+            candidate.verdict = focus(want, verdict)
             return True
         if verdict.is_finding:
             self.save_slip(candidate, verdict)
@@ -124,17 +133,20 @@ def check_reproduces(oracle: Oracle, case: Case, k: int) -> None:
                           "a nondeterministic compiled result cannot be minimized reliably")
 
 
-def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = 400,
+def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX_CALLS,
              seconds: float | None = None, corpus: Path | None = None,
              progress: Callable[[str], None] | None = None) -> MinimizeResult:
-    """Shrink ``case``; the result is re-verified k times and canonically renamed."""
+    """Shrink ``case``; the result is re-verified k times and canonically renamed. ``seconds``
+    is the whole budget, both k/k checks included."""
     if case.verdict is None or not case.verdict.is_finding:
         raise CaseError("the case records no divergence to minimize")
     oracle = Oracle(case.verdict, runner, corpus, progress)
     start = time.monotonic()
     check_reproduces(oracle, case, k)
+    checked = time.monotonic() - start  # what the closing k/k check will take, about
     # The k/k check above counts against --max-calls (so does nothing after shrinking).
-    shrinker = Shrinker(case, oracle, max_calls=max(0, max_calls - k), seconds=seconds,
+    shrinker = Shrinker(case, oracle, max_calls=max(0, max_calls - k),
+                        seconds=None if seconds is None else max(0.0, seconds - 2 * checked),
                         progress=progress)
     try:
         shrinker.shrink()
@@ -145,7 +157,8 @@ def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = 400
     renamed_target = final.verdict  # the best's, its nodes renamed: the target in final's ids
     agreeing = [focus(renamed_target, v) for v in verdicts if same_divergence(renamed_target, v)]
     final.verdict = agreeing[0] if agreeing else verdicts[0]
-    final.origin = {**case.origin, "minimized_from": case.digest()[:12]}
+    final.origin = {**case.origin, "minimized_from": case.digest()[:12],
+                    "fixpoint": shrinker.fixpoint}
     return MinimizeResult(
         case=final, original_ops=len(case.graph), final_ops=len(final.graph),
         original_elements=elements(case), final_elements=elements(final),

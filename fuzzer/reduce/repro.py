@@ -140,17 +140,22 @@ def _literal(value: float | int | bool) -> str:
 
 
 def _tensor_source(name: str, t: torch.Tensor) -> str:
-    """``name = <t>`` as Python: values, dtype, shape and, for a strided view (a transpose, a
-    slice, an expand), the same strides over a storage holding exactly the elements it spans."""
+    """``name = <t>`` as Python (``tensor_expression``)."""
+    return f"    {name} = {tensor_expression(t)}"
+
+
+def tensor_expression(t: torch.Tensor) -> str:
+    """``t`` as a Python expression: values, dtype, shape and, for a strided view (a transpose,
+    a slice, an expand), the same strides over a storage holding exactly the elements it spans."""
     dtype = str(t.dtype)
     if t.is_contiguous() or t.numel() <= 1 or min(t.stride()) < 0:
         text = f"torch.tensor([{_values(t.reshape(-1))}], dtype={dtype})"
         if t.dim() != 1:
             text += f".reshape({tuple(t.shape)!r})"
-        return f"    {name} = {text}"
+        return text
     span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
     storage = t.as_strided((span,), (1,), t.storage_offset())
-    return (f"    {name} = torch.tensor([{_values(storage)}], dtype={dtype})"
+    return (f"torch.tensor([{_values(storage)}], dtype={dtype})"
             f".as_strided({tuple(t.shape)!r}, {tuple(t.stride())!r})")
 
 

@@ -5,9 +5,12 @@ still shows what matters (``reduce.minimize`` wires it to a worker and the diver
 test may pass a plain Python function). Every candidate goes through one chokepoint,
 ``Shrinker.consider``: it must be smaller than the best so far in the total order
 (``size.size_key``) and new (a cache keyed by the case's canonical hash), and it is adopted when
-``test`` accepts it. The passes are small methods named for what they do, each opening its
-docstring with the failure it targets; they run to a fixpoint, big cuts first, and a pass that
-made progress moves to the front. ``consider`` stops the run (``BudgetExhausted``) on a call
+``test`` accepts it. Before ``test`` sees a candidate, its ``verdict`` names the divergence it
+must show: the shrinker's target, or, for a pass that made an earlier node the output, the same
+divergence on that node (``judge.key.moved``), which becomes the target once adopted.
+The passes are small methods named for what they do, each opening its docstring with the
+failure it targets; they run to a fixpoint, big cuts first, and a pass that made progress moves
+to the front. ``consider`` stops the run (``BudgetExhausted``) on a call
 budget, a time budget, or a stall: ``stall`` calls in a row that adopted nothing, as Hypothesis's
 shrinker gives up on a plateau. Calls and adoptions are counted per pass (``PassStats``).
 """
@@ -19,11 +22,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+import networkx as nx
 import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.ir import generic, ops, render
 from fuzzer.ir.graph import Graph
+from fuzzer.judge.key import moved, shows_on
+from fuzzer.judge.oracle import Verdict
 from fuzzer.reduce.size import elements, size_key
 
 ELEMENTWISE = ("elementwise", "binary", "head")
@@ -66,9 +72,11 @@ class Shrinker:
     """Holds the best case so far and the one door every candidate passes through.
 
     ``test(candidate)`` is the predicate: True when the candidate still shows what the original
-    case showed. It may record what it saw on the candidate (its verdict, which the slicing pass
-    reads). ``values(case)`` gives every node's value, for cutting the graph there (default:
-    eager, in this process). The case's verdict names the output the shrinker protects."""
+    case showed; the candidate's ``verdict`` says what that is (the target, moved to another
+    output node by ``output_earlier_node``). It may record what it saw on the candidate (its
+    verdict, which the slicing pass reads). ``values(case)`` gives every node's value, for
+    cutting the graph there (default: eager, in this process). The case's verdict names the
+    output the shrinker protects."""
 
     def __init__(self, case: Case, test: Callable[[Case], bool], *, max_calls: int = 400,
                  seconds: float | None = None, stall: int | None = STALL,
@@ -92,9 +100,10 @@ class Shrinker:
 
     # ------------------------------------------------------------ the chokepoint
 
-    def consider(self, candidate: Case | None) -> bool:
+    def consider(self, candidate: Case | None, target: Verdict | None = None) -> bool:
         """Is ``candidate`` new, smaller than the best in ``size_key`` and interesting? Adopts it
-        as the new best when it is.
+        as the new best when it is. ``target``: the divergence it must show when not the
+        shrinker's own (its output moved), the new target once adopted.
 
         A candidate seen before never counts as progress, even if it was interesting then: it was
         adopted and has since been improved on. That is what makes the fixpoint loop terminate.
@@ -109,12 +118,14 @@ class Shrinker:
         self.calls += 1
         stats = self.stats.setdefault(self.current, PassStats())
         stats.calls += 1
+        candidate.verdict = target or self.target  # what it must show; the test may overwrite it
         interesting = bool(self.test(candidate))
         self.cache[key] = interesting
         if interesting:
             if len(candidate.graph) < len(self.best.graph):
                 self.ops_settled_at = self.calls
             self.best, self.last_adopted = candidate, self.calls
+            self.target = target or self.target
             stats.adopted += 1
         return interesting
 
@@ -155,6 +166,26 @@ class Shrinker:
         graph = self.best.graph.copy()
         graph.outputs = [o for o in graph.outputs if o not in dropped]
         return derive(self.best, graph, self.best.inputs) if graph.outputs else None
+
+    def output_earlier_node(self) -> bool:
+        """A divergence that starts upstream hides behind the ops after it (a softmax that
+        overflows to NaN, then an add): make an earlier node the output where it shows the same
+        kind of divergence. Tried smallest subgraph first; the first that shows it is kept."""
+        graph, target = self.best.graph, self.target
+        if target is None or target.node not in graph.g or _is_gradient(target):
+            return False
+        kind = target.diverging.kind if target.diverging is not None else target.kind
+        earlier = [n for n in nx.ancestors(graph.g, target.node)
+                   if not graph.node(n).is_input and n not in graph.outputs
+                   and shows_on(kind, graph.node(n).dtype)]
+        earlier.sort(key=lambda n: (len(nx.ancestors(graph.g, n)), n))
+        for n in earlier:
+            moved_graph = graph.copy()
+            moved_graph.outputs = [n if o == target.node else o for o in graph.outputs]
+            candidate = derive(self.best, moved_graph, self.best.inputs)
+            if self.consider(candidate, moved(target, n, graph.node(n).dtype)):
+                return True
+        return False
 
     def cut_to_eager_values(self) -> bool:
         """A long upstream chain hides a short cause: replace nodes by their eager values.
@@ -380,9 +411,9 @@ class Shrinker:
         return progress
 
     def passes(self) -> list[Callable[[], bool]]:
-        return [self.drop_other_outputs, self.cut_to_eager_values, self.bypass_nodes,
-                self.slice_to_diverging_elements, self.halve_dimensions, self.widen_to_float32,
-                self.simplify_constants, self.simplify_inputs]
+        return [self.drop_other_outputs, self.output_earlier_node, self.cut_to_eager_values,
+                self.bypass_nodes, self.slice_to_diverging_elements, self.halve_dimensions,
+                self.widen_to_float32, self.simplify_constants, self.simplify_inputs]
 
     def shrink(self) -> Case:
         """Run passes to a fixpoint (or until a budget stops it: ``BudgetExhausted``); a pass
@@ -400,6 +431,12 @@ class Shrinker:
             else:
                 self.fixpoint = True
                 return self.best
+
+
+def _is_gradient(verdict: Verdict) -> bool:
+    """A diverging gradient names the input it is taken for, not an output to move."""
+    out = verdict.diverging
+    return out is not None and "gradient_of" in out.details
 
 
 def _complexity(value: float) -> tuple[int, float]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -21,16 +22,23 @@ from typing import TYPE_CHECKING
 from fuzzer.campaign import harness
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.files import atomic_write
-from fuzzer.execute.pool import RunnerPool
+from fuzzer.execute.pool import RunnerPool, Until
+from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
 from fuzzer.triage import known
 from fuzzer.triage.attribute import KNOBS, Knob, knob_named
+from fuzzer.triage.signature import SIGNATURE_K
 
 if TYPE_CHECKING:  # Ray is an optional extra: only a night on the ray engine loads it
     from fuzzer.campaign.fleet import Fleet
 
 Log = Callable[[str], None]
 KNOB_NAMES = frozenset(k.name for k in KNOBS)
+# Seconds one draft needs after its cause is recorded: the plain reproducer's check (a worker
+# run or a few) and its run in a fresh interpreter (5 s for a one-op case on a 2-core CPU; a
+# cold first compile can take 10 to 20 s), collect_env once a night (2 s). The bisector runs
+# only in time beyond this.
+DRAFT_RESERVE = 30.0
 
 
 def plain_log(text: str) -> None:
@@ -45,9 +53,9 @@ class NightSettings:
     seconds: float | None = None  # the whole night; fuzzing gets fuzz_share of it
     seed: int | None = None  # default: derived from the date and run number
     corpus: Path | None = None  # default: reports/corpus, shared by all nights
-    k: int = 3
-    max_calls: int = 200
-    minimize_seconds: float | None = 900
+    k: int = SIGNATURE_K
+    max_calls: int = MAX_CALLS
+    minimize_seconds: float | None = 900  # per case, at most; the night's deadline comes first
     max_findings: int = 20  # new case files minimized per night; the rest wait for the next
     max_drafts: int = 5  # new root causes drafted per night, strongest first; the rest wait
     known_file: Path = known.KNOWN_FILE  # known causes: counted as hits, never drafted
@@ -97,6 +105,7 @@ class Night:
     backlog: int = 0
     stage_seconds: dict = field(default_factory=dict)  # wall time per stage (resumes add up)
     drafts_deferred: int = 0
+    unfinished: list[str] = field(default_factory=list)  # left for the next night, and why
     strategies: dict = field(default_factory=dict)  # name -> cases, findings, seconds
     harness_errors: int = 0  # numfuzz's own failures on a case or finding (corpus.harness)
     harness_messages: list[str] = field(default_factory=list)  # the first few
@@ -183,5 +192,31 @@ class Context:
         self.night.stage = stage
         self.night.save(self.directory)
 
-    def out_of_time(self) -> bool:
-        return self.deadline is not None and time.monotonic() > self.deadline
+    def out_of_time(self, deadline: float | None = None) -> bool:
+        """Past ``deadline`` (default: the night's)?"""
+        return self.left(deadline) <= 0
+
+    def left(self, deadline: float | None = None) -> float:
+        """Seconds before ``deadline`` (default: the night's); infinite without one."""
+        deadline = self.deadline if deadline is None else deadline
+        return math.inf if deadline is None else deadline - time.monotonic()
+
+    def runners(self, deadline: float | None = None) -> RunnerPool | Until:
+        """The pool for work that must end by ``deadline`` (default: the night's): a run is not
+        started after it and a local one in flight is cut there (``OutOfTime``)."""
+        return self.pool.until(self.deadline if deadline is None else deadline)
+
+    def drafts_owed(self) -> int:
+        """Open root causes without a draft yet that tonight may still draft."""
+        owed = sum(1 for f in self.store.findings(status="open")
+                   if f.draft_path is None or not Path(f.draft_path).exists())
+        return min(owed, self.settings.max_drafts)
+
+    def processing_deadline(self) -> float | None:
+        """When minimizing and triaging must stop: the night's deadline less the time its drafts
+        need (``DRAFT_RESERVE`` for each draft owed, and for the case in flight, which may be a
+        new cause), so a cause minimized and triaged tonight is drafted tonight."""
+        if self.deadline is None:
+            return None
+        drafts = min(self.drafts_owed() + 1, self.settings.max_drafts)
+        return self.deadline - DRAFT_RESERVE * drafts

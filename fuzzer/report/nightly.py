@@ -11,8 +11,10 @@ Stages: fuzz (a campaign, ``campaign.local`` or ``campaign.fleet``; with ``--tim
 minimized, attributed and recorded under its cause signature, then a draft per new root cause);
 recheck (``report.recheck``: open causes not seen tonight, replayed k times on the installed
 torch); ``SUMMARY.md`` (``report.summary``). Night state and settings: ``report.night``.
-After fuzzing, the stages share what is left of ``--time`` and check the deadline between items;
-what is left over waits for the next night.
+After fuzzing, the stages share what is left of ``--time``: they check the deadline between
+items, and every run, subprocess and bisector in flight at the deadline is cut there
+(``Context.runners``, ``pipeline``), so the night ends within its budget; what is left over
+waits for the next night. Minimizing and triaging leave the time the drafts they owe need.
 
 Nothing one case or one finding does ends the night: any exception while fuzzing a case or while
 minimizing, triaging, drafting or rechecking a finding is a harness error of that item
@@ -34,14 +36,14 @@ from pathlib import Path
 
 from fuzzer.campaign import harness
 from fuzzer.campaign.loop import Outcome
-from fuzzer.execute.pool import RunnerPool
+from fuzzer.execute.pool import OutOfTime, RunnerPool
 from fuzzer.execute.workers import Recycle
 from fuzzer.judge.kinds import COUNTED, Kind
 from fuzzer.report.night import Context, Log, NightSettings, open_night, plain_log
 from fuzzer.report.pipeline import process, write_pending_drafts
 from fuzzer.report.recheck import recheck
 from fuzzer.report.store import Store
-from fuzzer.report.summary import write_summary
+from fuzzer.report.summary import causes_line, write_summary
 
 SUMMARY_RESERVE = 5.0  # seconds of --time kept for writing SUMMARY.md
 
@@ -95,16 +97,26 @@ def _stages(ctx: Context) -> Path:
         ctx.advance("recheck")
     if night.stage == "recheck":
         with _timed(ctx, "recheck"):
-            results = recheck(ctx.store, ctx.pool, k=s.k, seen_before=night.started,
+            results = recheck(ctx.store, ctx.runners(), k=s.k, seen_before=night.started,
                               log=ctx.log, stop=ctx.out_of_time,
-                              on_error=lambda sig, err: ctx.harness_error("recheck", sig, err))
+                              on_error=lambda sig, err: _recheck_error(ctx, sig, err))
         night.rechecks = [asdict(r) for r in results]
         ctx.advance("summary")
     path = write_summary(ctx)
     night.status = "done"
     ctx.advance("done")
-    ctx.log(f"night {night.id} done in {time.monotonic() - start:.0f}s: {path}")
+    ctx.log(f"night {night.id} done in {time.monotonic() - start:.0f}s: {causes_line(ctx)}; "
+            f"{path}")
     return path
+
+
+def _recheck_error(ctx: Context, signature: str, err: BaseException) -> None:
+    """A recheck cut by the deadline is not a harness error: that cause is rechecked another
+    night (the recheck stops at the deadline before the next one)."""
+    if isinstance(err, OutOfTime):
+        ctx.log(f"recheck {signature}: cut at the deadline; rechecked another night")
+        return
+    ctx.harness_error("recheck", signature, err)
 
 
 @contextlib.contextmanager

@@ -8,33 +8,49 @@ is drafted as a regression), a cause recorded wontfix upstream (``findings --won
 that cause as known, any other a hit on its root cause, merged with a near match, or a new one;
 a case file an earlier night processed that tonight's campaign found again is a hit on its cause.
 A second pass picks up the slips the minimizer saved. Drafts: root causes without one and
-not recorded upstream, strongest first, at most ``max_drafts``: bisector, repro run,
+not recorded upstream, strongest first, at most ``max_drafts``: the plain reproducer (checked,
+and run in a fresh interpreter), the bisector when time allows,
 ``reports/<date>/<signature>.md``, and upstream's side (``upstream.appendix``).
-Each item checks the night's deadline; what is left waits for the next night.
+
+Only a case minimized to the minimizer's fixpoint is triaged and recorded (and so drafted): a
+minimization stopped by a budget is kept under ``<corpus>/minimizing/`` and carried on from there
+the next night, and said so in SUMMARY.md; a case whose triage the deadline cut keeps its
+minimized form there too. Time: minimizing and triaging stop early enough to leave each draft
+owed its ``night.DRAFT_RESERVE``, so a cause recorded tonight is drafted tonight; every run,
+subprocess and bisector ends by the night's deadline (``Context.runners``: in-flight work is cut
+there, never judged), so a night ends within its budget.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
-import time
 from pathlib import Path
 
 from fuzzer.corpus.case import Case, CaseError, versions
+from fuzzer.corpus.files import atomic_write
+from fuzzer.execute.pool import OutOfTime
 from fuzzer.ir.graph import op_chain, readable_chain
 from fuzzer.judge.kinds import RANK, Kind
 from fuzzer.judge.oracle import severity_key
 from fuzzer.report import draft, upstream
-from fuzzer.report.night import Context
+from fuzzer.report.night import DRAFT_RESERVE, Context
 from fuzzer.report.store import Finding
 from fuzzer.triage import known
-from fuzzer.triage.attribute import (
-    Attribution,
-    OutOfTime,
-    attribute,
-    bisect_summary,
-    run_bisect,
+from fuzzer.triage.attribute import Attribution, bisect_summary, run_bisect
+from fuzzer.triage.signature import (
+    cause_of,
+    graph_dtype,
+    same_cause,
+    signature_fields,
+    signature_of,
 )
-from fuzzer.triage.signature import graph_dtype, same_cause, signature_fields, signature_of
+
+CHECKPOINTS = "minimizing"  # <corpus>/minimizing/<case file>: a minimization carried on
+MIN_CASE_SECONDS = 20.0  # a case is not started with less than this before its deadline
+MINIMIZE_SHARE = 2 / 3  # of what a case has left, for the minimizer; the rest for triage
+BISECT_MIN = 60.0  # seconds the bisector needs to be worth starting
+SNIPPET_TIMEOUT = 300.0  # the plain reproducer's run: a fresh interpreter and one compile
 
 
 def process(ctx: Context) -> None:
@@ -64,7 +80,8 @@ def _process_pass(ctx: Context, fresh: int) -> tuple[int, int]:
             _hit_again(ctx, key, earlier)
     backlog = 0
     for path in strongest_first(pending):  # only the new files are read to rank them
-        if fresh >= ctx.settings.max_findings or ctx.out_of_time():
+        if fresh >= ctx.settings.max_findings or \
+                ctx.left(ctx.processing_deadline()) < MIN_CASE_SECONDS:
             backlog += 1
             continue
         fresh += 1
@@ -106,8 +123,8 @@ def _versions() -> tuple[str, str]:
 
 
 def _process_one(ctx: Context, path: Path, key: str) -> bool:
-    """Minimize, triage and record one case file; False when the deadline cut it short (it
-    stays unprocessed, for the next night)."""
+    """Minimize to the fixpoint, triage and record one case file; False when it is left for
+    the next night (a budget stopped the minimizer, or the deadline came), its progress kept."""
     ctx.log(f"{key}: processing")
     try:
         case = Case.load(path)
@@ -117,50 +134,99 @@ def _process_one(ctx: Context, path: Path, key: str) -> bool:
     if case.verdict is None or not case.verdict.is_finding:
         ctx.store.mark_processed(ctx.night.id, key, "not a finding")
         return True
+    deadline = ctx.processing_deadline()
     try:
-        minimized, reliability, note = _minimize(ctx, case)
+        minimized, reliability, note = _minimize(ctx, key, case, deadline)
         if note:
             _not_reproducible(ctx, key, note)
             return True
-        attribution = attribute(minimized, ctx.pool, ctx.settings.knob_list(), k=ctx.settings.k,
-                                stop=ctx.out_of_time)
-        _record(ctx, key, minimized, attribution, reliability, sighting(case))
-    except OutOfTime as err:  # not processed: the next night starts it again
-        ctx.log(f"{key}: left for the next night: {err}")
+        if minimized is None:
+            return False
+        attribution, fields = cause_of(minimized, ctx.runners(deadline),
+                                       knobs=ctx.settings.knob_list(), k=ctx.settings.k,
+                                       stop=lambda: ctx.out_of_time(deadline))
+        _record(ctx, key, minimized, attribution, fields, reliability, sighting(case))
+        _checkpoint(ctx, key).unlink(missing_ok=True)
+        _finished(ctx, key)
+    except OutOfTime as err:  # not processed: the next night carries on from the checkpoint
+        _unfinished(ctx, key, f"the night's time ran out ({err})")
         return False
     except Exception as err:  # one bad case must not end the night
         ctx.harness_error("processing", key, err)
         ctx.store.mark_processed(ctx.night.id, key, f"error: {type(err).__name__}: {err}"[:500])
+        _checkpoint(ctx, key).unlink(missing_ok=True)
+        _finished(ctx, key)
     return True
+
+
+def _unfinished(ctx: Context, key: str, why: str) -> None:
+    ctx.log(f"{key}: left for the next night: {why}")
+    _finished(ctx, key)
+    ctx.night.unfinished.append(f"{key}: {why}")
+
+
+def _finished(ctx: Context, key: str) -> None:
+    """``key`` is no longer left for the next night (a second pass finished it)."""
+    ctx.night.unfinished[:] = [u for u in ctx.night.unfinished if not u.startswith(f"{key}: ")]
 
 
 def _not_reproducible(ctx: Context, key: str, note: str) -> None:
     ctx.log(f"{key}: not reproducible: {note}")
     ctx.store.mark_processed(ctx.night.id, key, f"not reproducible: {note}"[:500])
+    _checkpoint(ctx, key).unlink(missing_ok=True)
+    _finished(ctx, key)
 
 
-def _minimize(ctx: Context, case: Case) -> tuple[Case, tuple[int, int] | None, str]:
-    """The minimized case, its k/k, and a note when it does not reproduce. Timeouts are kept
-    whole (every minimizer call would wait the full timeout)."""
+def _checkpoint(ctx: Context, key: str) -> Path:
+    """Where a minimization not finished tonight is kept for the next night."""
+    return ctx.settings.corpus_dir / CHECKPOINTS / key
+
+
+def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
+              ) -> tuple[Case | None, tuple[int, int] | None, str]:
+    """The case minimized to the fixpoint and its k/k; (None, …) when it was not finished
+    tonight (kept as a checkpoint); a note when it does not reproduce. Carries on from the
+    checkpoint an earlier night left. A timeout is kept whole (as minimal as it gets here):
+    every minimizer call would wait the full timeout."""
     from fuzzer.reduce.minimize import NotReproducible, minimize
 
     if case.verdict.kind == Kind.TIMEOUT:
         return case, None, ""
+    start = _carried(ctx, key) or case
+    if start.origin.get("fixpoint") is True:  # minimized an earlier night, triage cut short
+        ctx.log(f"  minimized an earlier night: {len(start.graph)} ops")
+        reliability = start.origin.get("reliability")
+        return start, tuple(reliability) if reliability else None, ""
     s = ctx.settings
-    seconds = s.minimize_seconds
-    if ctx.deadline is not None:  # never past the night's deadline
-        left = max(1.0, ctx.deadline - time.monotonic())
-        seconds = left if seconds is None else min(seconds, left)
+    budgets = [ctx.left(deadline) * MINIMIZE_SHARE, s.minimize_seconds or math.inf]
+    seconds = min(budgets) if min(budgets) < math.inf else None
     try:
-        result = minimize(case, ctx.pool.get(case.device), k=s.k, max_calls=s.max_calls,
-                          seconds=seconds, corpus=s.corpus_dir,
+        result = minimize(start, ctx.runners(deadline).get(case.device), k=s.k,
+                          max_calls=s.max_calls, seconds=seconds, corpus=s.corpus_dir,
                           progress=lambda text: ctx.log(f"  minimize: {text}"))
     except NotReproducible as err:
         return case, None, str(err)
     ctx.log(f"  minimized {result.original_ops} -> {result.final_ops} ops in {result.calls} "
             f"calls, {result.seconds:.0f}s, reliability {result.reliability[0]}/"
-            f"{result.reliability[1]}")
+            f"{result.reliability[1]}, fixpoint {'reached' if result.fixpoint else 'not reached'}")
+    result.case.origin["reliability"] = list(result.reliability)
+    if not result.fixpoint:
+        result.case.save(_checkpoint(ctx, key))
+        _unfinished(ctx, key, f"minimizer stopped short of its fixpoint ({result.stopped}) at "
+                              f"{result.final_ops} ops, {result.final_elements} input elements; "
+                              "it carries on from there")
+        return None, None, ""
+    result.case.save(_checkpoint(ctx, key))  # triage may be cut: keep what is done
     return result.case, result.reliability, ""
+
+
+def _carried(ctx: Context, key: str) -> Case | None:
+    """The minimization an earlier night left for this case file, if any (and readable)."""
+    path = _checkpoint(ctx, key)
+    try:
+        return Case.load(path) if path.is_file() else None
+    except CaseError:
+        return None
 
 
 def sighting(case: Case) -> tuple[str, str]:
@@ -184,11 +250,10 @@ def finding_for(case: Case, attribution: Attribution | None,
         attribution=attribution.to_dict() if attribution else {})
 
 
-def _record(ctx: Context, key: str, case: Case, attribution: Attribution,
+def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields: dict,
             reliability: tuple[int, int] | None, seen: tuple[str, str]) -> None:
     """A known cause is a hit on its entry; else a hit on the root cause it is (or nearly is,
     ``same_cause``), or a new one. The smallest repro among a cause's members is kept."""
-    fields = signature_fields(case, attribution)
     torch_version = _versions()[0]
     entry = known.match(fields, known.entries(ctx.settings.known_file), torch_version)
     if entry is not None and not entry.reappeared(torch_version):
@@ -232,7 +297,8 @@ def _smaller(case: Case, kept: Path) -> bool:
 
 
 def write_pending_drafts(ctx: Context) -> None:
-    """A draft for every open finding that has none yet (new signatures; a killed night's too)."""
+    """A draft for every open finding that has none yet (new signatures; a killed night's too),
+    strongest first, while the night has time (the processing stage left it for them)."""
     env_file = ctx.directory / "collect_env.txt"
     written = sum(1 for f in ctx.store.findings() if f.draft_path
                   and Path(f.draft_path).parent == ctx.directory)
@@ -251,31 +317,49 @@ def write_pending_drafts(ctx: Context) -> None:
             mine = ctx.store.claim_draft(finding.signature, str(path))
         if not mine:
             continue
+        after = min(len(pending) - i, ctx.settings.max_drafts - written + 1) - 1
         try:
-            write_draft_for(ctx, finding, path, env_file)
+            write_draft_for(ctx, finding, path, env_file, after)
         except Exception as err:  # the draft is retried by the next resume or night
             ctx.harness_error("drafting", finding.signature, err)
 
 
-def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path) -> Path:
+def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
+                    after: int = 0) -> Path:
+    """One draft: the full repro.py beside the kept case, the plain reproducer (checked, and
+    run in a fresh interpreter), the bisector with the time beyond what the ``after`` drafts
+    still to come need, collect_env; all within the night's deadline."""
     from fuzzer.reduce.repro import write_repro
+    from fuzzer.reduce.snippet import plain_repro
 
     case = Case.load(finding.case_path)
     attribution = Attribution.from_dict(finding.attribution)
-    if ctx.settings.bisect and attribution is not None and attribution.bisect is None \
-            and not ctx.out_of_time():
-        ctx.log(f"bisecting {finding.signature}")
-        attribution.bisect = run_bisect(case)
-        ctx.log(f"  bisector: {bisect_summary(attribution.bisect)}")
-        ctx.store.update(finding.signature, attribution=attribution.to_dict())
     repro = write_repro(case, Path(finding.case_path).parent)
-    ctx.log(f"running {repro}")
-    result = draft.run_repro(repro)
-    ctx.store.update(finding.signature, repro_path=str(repro))
+    # The title of the case the draft shows (the cause's smallest member, kept at record time).
+    ctx.store.update(finding.signature, repro_path=str(repro), title=draft.title_for(case))
+    try:
+        plain = plain_repro(case, ctx.runners().get(case.device), ctx.directory,
+                            finding.signature)
+    except OutOfTime:  # no time to check a seeded form: the inputs file it is
+        plain = plain_repro(case, None, ctx.directory, finding.signature)
+    snippet = atomic_write(ctx.directory / f"{finding.signature}.plain.py", plain.source)
+    result: tuple[int | None, str] = (None, "")
+    if ctx.left() > 1 and case.verdict.kind != Kind.TIMEOUT:  # a hang would only hang here
+        ctx.log(f"running {snippet}")
+        result = draft.run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()))
+    spare = ctx.left() - DRAFT_RESERVE * after
+    if ctx.settings.bisect and attribution is not None and attribution.bisect is None:
+        if spare >= BISECT_MIN:
+            ctx.log(f"bisecting {finding.signature}")
+            attribution.bisect = run_bisect(case, timeout=min(900.0, spare))
+            ctx.log(f"  bisector: {bisect_summary(attribution.bisect)}")
+            ctx.store.update(finding.signature, attribution=attribution.to_dict())
+        else:
+            attribution.bisect = {"status": "not run", "message": "no time left tonight"}
     finding = ctx.store.get(finding.signature)
-    text = draft.render_draft(finding, case, attribution, repro.read_text(), result,
-                              draft.collect_env_cached(env_file), path,
-                              ctx.store.sightings(finding.signature))
+    env = draft.collect_env_cached(env_file, timeout=max(1.0, min(draft.ENV_TIMEOUT, ctx.left())))
+    text = draft.render_draft(finding, case, attribution, plain, result, env, path,
+                              ctx.store.sightings(finding.signature), repro)
     # Upstream's side, after the body: a known fix this torch holds, duplicates found so far.
     text += upstream.appendix(ctx.store, finding, ctx.settings.known_file, _versions()[0])
     draft.write_draft(path, text)

@@ -47,7 +47,7 @@ def summary_text(ctx: Context) -> str:
              *_throughput(night), *_causes(ctx, new, recurring), *_new_section(ctx, new),
              *_known_section(ctx, store.known_hits(night.id)), *_recurring_section(recurring),
              *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
-             *_other_section(other, night.backlog, night.drafts_deferred),
+             *_other_section(other, night),
              *_stage_section(ctx)]
     return "\n".join(parts) + "\n"
 
@@ -67,13 +67,35 @@ def _health(ctx: Context) -> list[str]:
     return lines + [""]
 
 
+def cause_counts(ctx: Context) -> dict[str, int]:
+    """Tonight's root causes: new, known hits (not drafted), recurring, fixed, and the case
+    files left for the next night; what SUMMARY.md's table and the nightly's last log line
+    both say."""
+    rows = list(ctx.store.night_rows(ctx.night.id))
+    return {"new": len({r["signature"] for r in rows if r["outcome"] == "new"}),
+            "known": sum(ctx.store.known_hits(ctx.night.id).values()),
+            "recurring": len({r["signature"] for r in rows if r["outcome"] == "recurring"}),
+            "fixed": sum(r["after"] == "fixed" for r in ctx.night.rechecks),
+            "left": ctx.night.backlog}
+
+
+def causes_line(ctx: Context) -> str:
+    """One line for the log: the same counts as SUMMARY.md's root-cause table."""
+    n = cause_counts(ctx)
+    return (f"root causes: {n['new']} new, {n['known']} known hits (counted, not drafted), "
+            f"{n['recurring']} recurring, {n['fixed']} fixed; {n['left']} case files wait for "
+            "the next night")
+
+
 def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[str]:
-    fixed = sum(r["after"] == "fixed" for r in ctx.night.rechecks)
-    known_hits = sum(ctx.store.known_hits(ctx.night.id).values())
+    n = cause_counts(ctx)
     counted = ", ".join(f"{k}: {n}" for k, n in sorted(ctx.night.raw_counted.items())) or "none"
     return ["## Root causes", "", "| new | known (not drafted) | recurring | fixed |",
-            "|---|---|---|---|", f"| {len(new)} | {known_hits} hits | {len(recurring)} | "
-            f"{fixed} |", "", f"Not findings (counted, not saved): {counted}.", ""]
+            "|---|---|---|---|", f"| {n['new']} | {n['known']} hits | {n['recurring']} | "
+            f"{n['fixed']} |", "",
+            "A known cause is a hit on its entry of the known list, counted here and not "
+            "stored as a finding of its own.", "",
+            f"Not findings (counted, not saved): {counted}.", ""]
 
 
 def _known_section(ctx: Context, hits: dict[str, int]) -> list[str]:
@@ -207,12 +229,21 @@ def _crash_section(night: Night, findings: list[Finding]) -> list[str]:
     return lines + [""]
 
 
-def _other_section(other: list[sqlite3.Row], backlog: int, deferred: int) -> list[str]:
+def _other_section(other: list[sqlite3.Row], night: Night) -> list[str]:
     other = [r for r in other if not r["outcome"].startswith("known: ")]
     lines = [f"## Not reproducible, errors, skipped: {len(other)}", ""]
     lines += [f"- {r['key']}: {r['outcome']}" for r in other]
-    if backlog:
-        lines += ["", f"{backlog} case files wait for the next night (max findings / time)."]
-    if deferred:
-        lines += ["", f"{deferred} drafts wait for the next night (max drafts / time)."]
+    if night.backlog:
+        lines += ["", f"## Left for the next night: {night.backlog} case files", "",
+                  "A cause is recorded and drafted only from a case minimized to the minimizer's "
+                  "fixpoint; a case not finished tonight keeps its progress and carries on the "
+                  "next night."]
+        if night.unfinished:
+            lines += ["", *(f"- {line}" for line in night.unfinished)]
+        untouched = night.backlog - len({u.split(":", 1)[0] for u in night.unfinished})
+        if untouched > 0:
+            lines += ["", f"{untouched} not started (max findings, or no time left)."]
+    if night.drafts_deferred:
+        lines += ["", f"{night.drafts_deferred} drafts wait for the next night (max drafts / "
+                      "time)."]
     return lines + [""]

@@ -40,7 +40,7 @@ from pathlib import Path
 from fuzzer.corpus.case import Case
 from fuzzer.execute import config as inductor_options
 from fuzzer.execute.flags import Flags
-from fuzzer.execute.pool import RunnerPool, TaskRunner
+from fuzzer.execute.pool import OutOfTime, RunnerPool, TaskRunner
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.workers import _python_path
@@ -237,11 +237,6 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
     outcome, votes = seen.most_common(1)[0]
     return KnobResult(knob.name, outcome if votes > k // 2 else "unstable", verdict.summary(),
                       round(time.monotonic() - start, 2))
-
-
-class OutOfTime(Exception):
-    """The caller's deadline came before every knob was tried: an attribution cut short is not
-    a cause signature, so the case waits for another run."""
 
 
 def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,

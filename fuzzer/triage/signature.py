@@ -17,6 +17,11 @@ The fields (``signature_fields``):
 - ``gradient``: present (true) for a diverging gradient (``--training``), whose core is every op
   the gradient flows back through from the outputs to its input.
 
+One bug, one signature: the nightly and ``numfuzz triage`` take a cause the same way
+(``cause_of``): on the case minimized to the minimizer's fixpoint, over the full knob set, k fresh
+runs per knob (``SIGNATURE_K`` by default for both). ``signature_caveat`` says when a case given
+to ``triage`` is not such a case, so its signature may not be the one a night gives.
+
 The bisector's culprit is recorded with a finding and shown in its draft, but it is not hashed:
 it is only run for new causes (minutes each, ``--no-bisect`` skips it), its application numbers
 depend on the graph, and on the CPU the knob that makes a cause vanish names the same subsystem.
@@ -31,22 +36,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 
 import networkx as nx
 
 from fuzzer.corpus.case import Case
+from fuzzer.execute.pool import RunnerPool
 from fuzzer.ir.graph import canonical_order
 from fuzzer.judge import semantics
 from fuzzer.judge.key import error_type
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import Verdict
-from fuzzer.triage.attribute import KNOBS, Attribution, device_type
+from fuzzer.triage.attribute import KNOBS, Attribution, Knob, attribute, device_type
 
 FAMILY = {Kind.INT_FLIP: "flip", Kind.PARITY: "flip", Kind.WEAK_FLIP: "flip",
           Kind.NONFINITE: "nonfinite", Kind.HIDDEN_NONFINITE: "nonfinite",
           Kind.ACCURACY: "accuracy", Kind.META: "meta", Kind.CRASH: "crash",
           Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill"}
 FULL_SET = frozenset(k.name for k in KNOBS)
+SIGNATURE_K = 3  # fresh runs per knob, by majority: the nightly's default and triage's
 
 
 def graph_dtype(case: Case) -> str:
@@ -111,6 +119,31 @@ def signature_of(fields: dict) -> str:
 
 def signature(case: Case, attribution: Attribution | None) -> str:
     return signature_of(signature_fields(case, attribution))
+
+
+def cause_of(case: Case, pool: RunnerPool, *, knobs: Sequence[Knob] = KNOBS,
+             k: int = SIGNATURE_K, stop: Callable[[], bool] | None = None,
+             progress: Callable[[str], None] | None = None) -> tuple[Attribution, dict]:
+    """The one way a cause is taken, by the nightly and by ``numfuzz triage``: ``case`` (the
+    minimized one) attributed over ``knobs`` (the full set, or more), k fresh runs each by
+    majority; its attribution and signature fields. OutOfTime when ``stop`` says so first."""
+    missing = FULL_SET - {knob.name for knob in knobs}
+    if missing:
+        raise ValueError(f"a cause is taken over the full knob set; missing {sorted(missing)}")
+    attribution = attribute(case, pool, knobs, progress, k=k, stop=stop)
+    return attribution, signature_fields(case, attribution)
+
+
+def signature_caveat(case: Case) -> str:
+    """Why ``case``'s signature may differ from the one a night gives it ('' when it would not):
+    the nightly signs the case minimized to the minimizer's fixpoint."""
+    if case.origin.get("fixpoint") is True:
+        return ""
+    if "minimized_from" in case.origin:
+        return ("this case was not minimized to the minimizer's fixpoint (a budget stopped it): "
+                "minimize it again to get the signature a night gives it")
+    return ("this case is not minimized: the nightly signs the case minimized to the "
+            "minimizer's fixpoint (numfuzz minimize CASE, then triage its case.pt)")
 
 
 def same_cause(a: dict, b: dict) -> bool:

@@ -1,0 +1,271 @@
+"""The plain reproducer a maintainer reads in ten seconds: about fifteen lines of torch that print
+eager, compiled and float64 for the differing elements.
+
+Beside the self-judging ``repro.py`` (``reduce.repro``: numfuzz's rules, bit-exact inputs, exit
+status), a draft opens with this: the model as numfuzz rendered it, the inputs, the compile the
+case recorded (``torch.compile(model)`` for Inductor; the backend, ``torch.compile`` arguments and
+Inductor options otherwise), and one print per differing element. Inputs are literals when small
+(``LITERAL_LIMIT``); a larger input is written as a seeded expression (``torch.randn`` scaled to
+the input's magnitude, a ``linspace`` over its range, a constant), used only when that expression
+still shows the divergence, checked by running it (``plain_repro``); else the snippet loads an
+inputs file written beside it. Only torch is needed, and a ``module:function`` backend is imported
+by name as ``repro.py`` does.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from fuzzer.corpus.case import Case
+from fuzzer.corpus.files import atomic_write
+from fuzzer.execute.pool import TaskRunner
+from fuzzer.ir import render
+from fuzzer.judge.key import focus, same_divergence
+from fuzzer.judge.kinds import RAISED, Kind
+from fuzzer.judge.oracle import Verdict
+from fuzzer.reduce.repro import tensor_expression
+
+LITERAL_LIMIT = 8  # elements of one input written as literals; more: an expression or a file
+SHOWN = 4  # differing elements printed
+SEED = 0
+
+
+@dataclass
+class Plain:
+    """A plain reproducer: its source, the case it runs (the case's own inputs, or the seeded
+    ones it was checked with) and the inputs file it loads, if any."""
+
+    source: str
+    case: Case
+    inputs_file: Path | None = None
+
+
+# ------------------------------------------------------------------ values as Python
+
+
+def literal(value: float | int | bool, dtype: torch.dtype) -> str:
+    """The shortest text that reads back as exactly ``value`` in ``dtype``."""
+    if isinstance(value, bool) or not dtype.is_floating_point:
+        return repr(value)
+    if math.isnan(value):
+        return "torch.nan"
+    if math.isinf(value):
+        return "torch.inf" if value > 0 else "-torch.inf"
+    if len(repr(value)) <= 10:  # exact and short already (65504.0, not 6.55e+04)
+        return repr(value)
+    for digits in range(1, 18):
+        text = f"{value:.{digits}g}"
+        if torch.tensor(float(text), dtype=dtype).item() == value and \
+                math.copysign(1, float(text)) == math.copysign(1, value):
+            return text if any(c in text for c in ".en") else text + ".0"
+    return repr(value)
+
+
+def _dtype_arg(t: torch.Tensor) -> str:
+    default = torch.float32 if t.is_floating_point() else torch.int64
+    return "" if t.dtype == default else f", dtype={t.dtype}"
+
+
+def literal_tensor(t: torch.Tensor) -> str:
+    """``torch.tensor([...])`` holding exactly ``t`` (its dtype named unless the default); a
+    strided view as ``repro.py`` writes it."""
+    if not t.is_contiguous() and t.numel() > 1:
+        return tensor_expression(t)
+    if t.dim() == 0:
+        return f"torch.tensor({literal(t.item(), t.dtype)}{_dtype_arg(t)})"
+    values = ", ".join(literal(v, t.dtype) for v in t.reshape(-1).tolist())
+    text = f"torch.tensor([{values}]{_dtype_arg(t)})"
+    return text if t.dim() == 1 else f"{text}.reshape{tuple(t.shape)!r}"
+
+
+def _round(value: float) -> float:
+    """Two significant digits: a scale a person can read."""
+    if value == 0 or not math.isfinite(value):
+        return 1.0
+    return float(f"{value:.2g}")
+
+
+def seeded_forms(t: torch.Tensor) -> Iterator[str]:
+    """Expressions (after ``torch.manual_seed(SEED)``) that build a tensor like ``t``: its shape
+    and dtype, values of its magnitude. Whether one still diverges is checked by running it."""
+    shape = ", ".join(str(s) for s in t.shape)
+    cast = "" if t.dtype in (torch.float32, torch.int64) else f".to({t.dtype})"
+    if t.dtype == torch.bool:
+        yield f"torch.rand({shape}) < 0.5"
+        return
+    finite = t[torch.isfinite(t)] if t.is_floating_point() else t
+    if not t.is_floating_point():
+        lo, hi = (int(finite.min()), int(finite.max())) if finite.numel() else (0, 1)
+        yield f"torch.randint({lo}, {hi + 1}, ({shape},)){cast}"
+        return
+    if finite.numel() == 0:
+        return
+    lo, hi = float(finite.min()), float(finite.max())
+    scale = _round(float(finite.abs().max()))
+    yield f"torch.randn({shape}).mul({scale!r}){cast}"
+    yield f"torch.linspace({_round(lo) if lo else 0.0!r}, {_round(hi) if hi else 0.0!r}, " \
+          f"{t.numel()}).reshape({shape}){cast}"
+    yield f"torch.full(({shape},), {literal(float(finite.reshape(-1)[0]), t.dtype)}){cast}"
+
+
+def evaluate(forms: dict[str, str]) -> dict[str, torch.Tensor]:
+    """What the snippet's input lines compute, in its order, after its ``manual_seed``."""
+    torch.manual_seed(SEED)
+    return {name: eval(text, {"torch": torch}) for name, text in forms.items()}  # noqa: S307
+
+
+# ------------------------------------------------------------------ the snippet
+
+
+def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = None) -> str:
+    """The plain reproducer of ``case``: ``forms`` gives each input's expression (literal or
+    seeded), or ``inputs_file`` names the file they are loaded from."""
+    graph, verdict = case.graph, case.verdict
+    names = [graph.var(n) for n in graph.input_ids()]
+    body = render.render_function(graph)
+    lines = ["import torch"]
+    if "F." in body:
+        lines.append("import torch.nn.functional as F")
+    backend = _backend(case)
+    if ":" in case.recipe.backend:
+        module, _, attr = case.recipe.backend.partition(":")
+        lines.append(f"from {module} import {attr}")
+    lines += ["", body, ""]
+    if case.recipe.surface.training:
+        lines += _training_helper()
+    lines += _input_lines(case, names, forms, inputs_file)
+    lines += [f"torch._inductor.config.{k} = {v!r}" for k, v in case.recipe.config.items()]
+    compiled = f"torch.compile({', '.join(['model', *backend])})"
+    args = ", ".join(names)
+    if verdict is not None and verdict.kind in RAISED:
+        return "\n".join([*lines, _raised(verdict, compiled, args)]) + "\n"
+    position = verdict.output if verdict is not None and verdict.output is not None else 0
+    run = "outputs(model, {args})" if case.recipe.surface.training else "model({args})"
+    wide = ", ".join(f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
+                     for n, i in zip(names, graph.input_ids()))
+    lines += [f"eager = {run.format(args=args)}[{position}]",
+              f"compiled = {run.replace('model', compiled, 1).format(args=args)}[{position}]",
+              "torch.set_default_dtype(torch.float64)  # the float64 reference",
+              f"ref = {run.format(args=wide)}[{position}]"]
+    return "\n".join(lines + _prints(verdict)) + "\n"
+
+
+def _backend(case: Case) -> list[str]:
+    """``torch.compile`` arguments besides the model: none for plain Inductor."""
+    recipe = case.recipe
+    args = []
+    if ":" in recipe.backend:
+        args.append(f"backend={recipe.backend.partition(':')[2]}")
+    elif recipe.backend != "inductor":
+        args.append(f"backend={recipe.backend!r}")
+    surface = recipe.surface.compile_kwargs()
+    if surface.get("dynamic"):  # static is what one call compiles anyway
+        args.append(f"dynamic={surface['dynamic']!r}")
+    if surface.get("mode"):
+        args.append(f"mode={surface['mode']!r}")
+    return args
+
+
+def _input_lines(case: Case, names: list[str], forms: dict[str, str],
+                 inputs_file: str | None) -> list[str]:
+    device = "" if case.device == "cpu" else f".to({case.device!r})"
+    if inputs_file is not None:
+        return [f"{', '.join(names)}, = [t{device} for t in torch.load({inputs_file!r})]"
+                f"  # the file beside this report"]
+    seeded = any(not _is_literal(f) for f in forms.values())
+    lines = [f"torch.manual_seed({SEED})"] if seeded else []
+    return lines + [f"{name} = {forms[name]}{device}" for name in names]
+
+
+def _is_literal(form: str) -> bool:
+    return form.startswith("torch.tensor(")  # literal_tensor's forms, strided ones included
+
+
+def _training_helper() -> list[str]:
+    """What a ``--training`` case is judged on: the outputs, then the gradients of the sum of
+    the float outputs with respect to each float input (as ``rules.forward_backward``)."""
+    return ["def outputs(fn, *xs):  # the outputs, then the gradients of their sum",
+            "    xs = [x.detach().requires_grad_(x.is_floating_point()) for x in xs]",
+            "    outs = list(fn(*xs))",
+            "    total = sum(o.sum() for o in outs if o.requires_grad)",
+            "    wrt = [x for x in xs if x.requires_grad]",
+            "    grads = torch.autograd.grad(total, wrt, allow_unused=True)",
+            "    return [o.detach() for o in outs] + "
+            "[torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt)]", ""]
+
+
+def _raised(verdict: Verdict, compiled: str, args: str) -> str:
+    first = (verdict.message.splitlines() or [""])[0][:80]
+    what = "hangs" if verdict.kind == Kind.TIMEOUT else f"raises {first}"
+    return f"model({args})  # eager runs\n{compiled}({args})  # {what}"
+
+
+def _prints(verdict: Verdict | None) -> list[str]:
+    out = verdict.diverging if verdict is not None else None
+    details = out.details if out is not None else {}
+    indices = [tuple(e["index"]) for e in details.get("elements", [])[:SHOWN]]
+    if out is not None and out.kind == Kind.META:
+        return ["print('eager', eager.shape, eager.dtype, 'compiled', compiled.shape, "
+                "compiled.dtype)"]
+    if not indices:
+        return ["err = lambda t: (t.double() - ref).abs().max().item()",
+                "print('max |eager - float64|', err(eager), "
+                "'max |compiled - float64|', err(compiled))"]
+    return [f"for i in {indices!r}:",
+            "    print(i, 'eager', eager[i].item(), 'compiled', compiled[i].item(), "
+            "'float64', ref[i].item())"]
+
+
+# ------------------------------------------------------------------ choosing the inputs
+
+
+def plain_repro(case: Case, runner: TaskRunner | None, out_dir: Path, stem: str) -> Plain:
+    """The plain reproducer of ``case``: literals when every input is small; else the first
+    seeded form whose run on ``runner`` shows the same divergence (its differing elements are
+    the ones printed); else the inputs saved to ``out_dir/<stem>.inputs.pt``."""
+    names = {case.graph.var(n): str(n) for n in case.graph.input_ids()}
+    big = {name for name, key in names.items() if case.inputs[key].numel() > LITERAL_LIMIT}
+    literals = {name: literal_tensor(case.inputs[key]) for name, key in names.items()
+                if name not in big}
+    if not big:
+        return Plain(snippet_source(case, literals), case)
+    if runner is not None and (case.verdict is None or case.verdict.kind not in RAISED):
+        for forms in _seeded(case, names, big):
+            tried = _checked(case, {**literals, **forms}, names, runner.run)
+            if tried is not None:
+                return Plain(snippet_source(tried, {**literals, **forms}), tried)
+    path = out_dir / f"{stem}.inputs.pt"
+    buf = io.BytesIO()
+    torch.save([t.cpu() for t in case.ordered_inputs()], buf)
+    atomic_write(path, buf.getvalue())
+    return Plain(snippet_source(case, {}, path.name), case, path)
+
+
+def _seeded(case: Case, names: dict[str, str], big: set[str]) -> Iterator[dict[str, str]]:
+    """One family of seeded forms at a time (every large input a randn, then a linspace …)."""
+    per_input = {name: list(seeded_forms(case.inputs[names[name]])) for name in big}
+    for i in range(max(len(f) for f in per_input.values())):
+        if all(len(forms) > i for forms in per_input.values()):
+            yield {name: forms[i] for name, forms in per_input.items()}
+
+
+def _checked(case: Case, forms: dict[str, str], names: dict[str, str],
+             run: Callable) -> Case | None:
+    """``case`` on the inputs ``forms`` build, if that still shows its divergence."""
+    built = evaluate({name: forms[name] for name in names})  # the snippet's own order
+    inputs = {names[name]: t for name, t in built.items()}
+    if any(t.shape != case.inputs[k].shape or t.dtype != case.inputs[k].dtype
+           for k, t in inputs.items()):
+        return None
+    candidate = replace(case, inputs=inputs, verdict=None)
+    verdict = run(candidate.task()).verdict
+    if not same_divergence(case.verdict, verdict):
+        return None
+    candidate.verdict = focus(case.verdict, verdict)
+    return candidate
