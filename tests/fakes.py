@@ -85,12 +85,12 @@ def erf_quarter(gm, example_inputs):
 
 
 def slow_erf_quarter(gm, example_inputs):
-    """erf_quarter, each compiled call taking a quarter of a second: a night's work that takes
-    longer than its budget, in a test that does not."""
+    """erf_quarter, each compiled call taking an eighth of a second (a draw runs compiled twice):
+    a night's work that takes longer than its budget, in a test that does not."""
     planted = erf_quarter(gm, example_inputs)
 
     def run(*args):
-        time.sleep(0.25)
+        time.sleep(0.125)
         return planted(*args)
 
     return run

@@ -219,7 +219,8 @@ def test_a_knob_this_torch_lacks_is_reported_through_triage_and_the_draft(
     assert (absent.outcome, absent.verdict) == \
         ("n/a", "not in this torch (eager_numerics.from_the_future)")
     assert aot.outcome == "vanishes"
-    assert "| `eager_numerics.from_the_future` | n/a (not in this torch " in ablation(result)
+    assert "Not applicable here: `eager_numerics.from_the_future` (not in this torch " in \
+        ablation(result)
 
     monkeypatch.setattr(attribute, "KNOBS", (*attribute.KNOBS, ABSENT))
     path = case.save(tmp_path / "case.pt")

@@ -419,8 +419,9 @@ def ablation(attribution: Attribution | None) -> str:
     if not attribution.reproduces:
         return f"Did not reproduce in a fresh compile: {attribution.baseline}"
     by_outcome: dict[str, list[str]] = {}
-    for k in attribution.knobs:
-        by_outcome.setdefault(k.outcome, []).append(f"`{k.knob}`")
+    for k in attribution.knobs:  # why a knob did not apply, or what it turned into, is said
+        why = f" ({k.verdict})" if k.outcome in ("n/a", "changes", "error") and k.verdict else ""
+        by_outcome.setdefault(k.outcome, []).append(f"`{k.knob}`{why}")
     gone = ", ".join(by_outcome.pop("vanishes", [])) or "none of them"
     lines = [f"Each change alone, in a fresh compile (majority of k runs): the divergence "
              f"**vanishes with** {gone}."]
