@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 import click
 
 from fuzzer.cli.common import UserError, main, parse_duration, resolve_device, stamped, strict_json
-from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
-from fuzzer.judge.key import DivergenceKey
-from fuzzer.judge.oracle import Verdict
 
 if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
+    from fuzzer.corpus.case import Case
     from fuzzer.execute.workers import Runner
+    from fuzzer.judge.oracle import Verdict
     from fuzzer.reduce.minimize import MinimizeResult
 
 
@@ -82,6 +81,7 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     """A model file: its own Model judged beside its capture (the graph numfuzz minimizes),
     saying so when they differ. Exit 1 when the file's own Model diverges."""
     from fuzzer.execute.workers import Runner
+    from fuzzer.judge.key import DivergenceKey
     from fuzzer.user.verify import verify_capture
 
     runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
@@ -249,6 +249,7 @@ def repro_command(target: Path, out: Path) -> None:
 
     It needs only torch: `python OUT/repro.py` exits 1 when the divergence reproduces, 0 when it
     does not, 2 when it cannot run."""
+    from fuzzer.corpus.case import Case
     from fuzzer.reduce.repro import write_repro
 
     if out.exists() and not out.is_dir():

@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING
 import click
 
 from fuzzer.campaign.guided import SEARCHES
-from fuzzer.campaign.harness import FIRST, is_harness_error
-from fuzzer.campaign.loop import Outcome, Summary
-from fuzzer.campaign.settings import Settings
 from fuzzer.cli.common import (
     UserError,
     compile_options,
@@ -26,12 +23,14 @@ from fuzzer.cli.common import (
     strict_json,
     supported_dtypes,
 )
-from fuzzer.execute.workers import default_cuda_workers
-from fuzzer.gen.strategy import STRATEGIES, parse_weights
+from fuzzer.gen.strategy import STRATEGIES
 from fuzzer.judge.kinds import COUNTED, POLICIES, Kind
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays light
     from rich.table import Table
+
+    from fuzzer.campaign.loop import Outcome, Summary
+    from fuzzer.campaign.settings import Settings
 
 
 @main.command()
@@ -93,6 +92,9 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         inductor_config: tuple[str, ...], training: bool, search: str, as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
     from fuzzer.campaign.local import run_campaign
+    from fuzzer.campaign.settings import Settings
+    from fuzzer.execute.workers import default_cuda_workers
+    from fuzzer.gen.strategy import parse_weights
 
     seconds = parse_duration(duration)
     if cases is None and seconds is None:
@@ -174,6 +176,8 @@ class CampaignReport:
         return summary
 
     def _log_outcome(self, outcome: Outcome) -> None:
+        from fuzzer.campaign.harness import is_harness_error
+
         v = outcome.verdict
         if v.is_finding:
             tag = "" if outcome.new else " (already in corpus)"
@@ -198,6 +202,8 @@ class CampaignReport:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+
+        from fuzzer.campaign.harness import FIRST, is_harness_error
 
         s = self.settings
         counts: Counter = Counter()
