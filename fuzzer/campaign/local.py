@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fuzzer.campaign import guided, harness
-from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, save_new
+from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, save_new, unsaved
 from fuzzer.campaign.settings import Settings, kept_case, make_case
 from fuzzer.corpus.case import Case
 from fuzzer.errors import HarnessError
@@ -126,6 +126,8 @@ def settle(settings: Settings, ran: Ran) -> Outcome:
     except Exception as err:
         outcome = Outcome(ran.index, harness.error_verdict("saving", err), None, False)
         ran.details = harness.traceback_text(err)
+        if isinstance(err, OSError):  # the corpus itself, not this case: the campaign stops
+            outcome.unwritable = unsaved(ran.index, ran.result.verdict, err)
     outcome.strategy, outcome.seconds = ran.strategy, ran.seconds
     return outcome
 

@@ -6,6 +6,10 @@ request, the harness stop rule) says no, and hands every finished case to ``Loop
 marks the ledger, records a harness error for replay or counts a clean case, adds the outcome to
 the summary, passes it to the caller's hook (a hook that raises is that case's harness error) and
 applies the harness stop rule. ``Loop.close`` gives the summary.
+
+A corpus that can no longer be written (a full disk, a folder made read-only) is not one case's
+trouble: the first failed write stops the campaign at once, in one line, with every file saved
+before it kept (``Outcome.unwritable``).
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ from pathlib import Path
 from fuzzer.campaign import harness
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.case import Case
-from fuzzer.corpus.files import atomic_write
-from fuzzer.corpus.ledger import STATE_FILE, Ledger
+from fuzzer.corpus.files import atomic_write, write_failure
+from fuzzer.corpus.ledger import Ledger
 from fuzzer.judge.kinds import COUNTED, Kind
 from fuzzer.judge.oracle import Verdict
 
@@ -36,6 +40,7 @@ class Outcome:
     new: bool  # False when the same case was already in the corpus
     strategy: str = ""  # what the case was spent on (gen.strategy), and the worker seconds
     seconds: float = 0.0
+    unwritable: str = ""  # the corpus could not be written (a full disk): the campaign stops
 
 
 @dataclass
@@ -110,9 +115,10 @@ class Loop:
 
     def __init__(self, settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
                  should_stop: Callable[[], bool] = lambda: False) -> None:
+        settings.check_resume()
         settings.out.mkdir(parents=True, exist_ok=True)
         self.settings, self.on_outcome, self.should_stop = settings, on_outcome, should_stop
-        self.ledger = Ledger(settings.out / STATE_FILE, settings.ledger_key(), settings.resume)
+        self.ledger = Ledger(settings.out, settings.ledger_key(), settings.resume)
         self.errors = harness.HarnessLog(settings.out / harness.DIRECTORY)
         self.summary = Summary()
         self.start = time.monotonic()
@@ -139,10 +145,12 @@ class Loop:
         hand it to the hook, and apply the stop rule. Never raises."""
         try:
             self.ledger.mark(outcome.index)
-        except Exception as err:  # a full disk: the case ran, resume may run it again
+        except Exception as err:  # the case ran; resume may run it again
             if not harness.is_harness_error(outcome.verdict):
                 outcome.verdict = harness.error_verdict("saving state", err)
                 details = harness.traceback_text(err)
+            if isinstance(err, OSError) and not outcome.unwritable:
+                outcome.unwritable = write_failure(err)
         if harness.is_harness_error(outcome.verdict):
             self.errors.record(outcome.verdict.message, case=replay, details=details,
                                where={"campaign_seed": self.settings.seed,
@@ -152,6 +160,10 @@ class Loop:
         self.summary.add(outcome)
         self.summary.elapsed = time.monotonic() - self.start
         self._report(outcome)
+        if outcome.unwritable and not self.summary.stopped:
+            self.summary.stopped = (f"stopped at case {outcome.index}: {outcome.unwritable}; "
+                                    f"the {len(self.summary.paths)} findings saved before it "
+                                    "are kept")
         if self.errors.tripped() and not self.summary.stopped:
             self.summary.stopped = self.errors.stop_message()
 
@@ -177,6 +189,13 @@ class Loop:
         self.summary.elapsed = time.monotonic() - self.start
         self.summary.ledger_cases = len(self.ledger.done)
         return self.summary
+
+
+def unsaved(index: int, verdict: Verdict, err: OSError) -> str:
+    """``Outcome.unwritable`` for case ``index`` whose file could not be written."""
+    what = f"its {verdict.kind} finding was not saved (rerun the campaign to regenerate it); " \
+        if verdict.is_finding else ""
+    return what + write_failure(err)
 
 
 def save_new(out: Path, name: str, data: bytes) -> tuple[Path, bool]:

@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fuzzer.cli.common import UserError, main, parse_duration, resolve_device, stamped, strict_json
-from fuzzer.corpus.files import atomic_write
+from fuzzer.cli.common import (
+    UserError,
+    main,
+    parse_duration,
+    resolve_device,
+    stamped,
+    strict_json,
+    writable,
+)
 
 if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
     from fuzzer.corpus.case import Case
@@ -165,10 +172,11 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     from fuzzer.execute.workers import Runner
     from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.reduce.minimize import minimize as shrink
-    from fuzzer.reduce.repro import write_repro
     from fuzzer.user.capture import load_target
 
     seconds = parse_duration(duration)
+    writable(out or Path("reports") / "min", "-o")
+    writable(corpus, "--corpus")
     case = load_target(target, seed)
     runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
     log_lines: list[str] = []
@@ -190,14 +198,11 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
         sys.exit(3)
     finally:
         runner.close()
-    out.mkdir(parents=True, exist_ok=True)
-    result.case.save(out / "case.pt")
-    repro = write_repro(result.case, out)
     rows = result.table()
     log_lines += [f"{what}: {before} -> {after}" if before else f"{what}: {after}"
                   for what, before, after in rows]
     log_lines += result.pass_lines()
-    atomic_write(out / "minimize.log", "\n".join(log_lines) + "\n")
+    repro = _save_minimized(result, out, log_lines)
     if as_json:
         click.echo(strict_json({"case": str(out / "case.pt"), "repro": str(repro),
                                 "verdict": result.case.verdict.to_dict(),
@@ -209,6 +214,21 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
         click.echo(f"numfuzz: the minimized case reproduced only {result.reliability[0]}/{k} "
                    f"times; {out / 'case.pt'} is not a reliable repro", err=True)
     sys.exit(1 if reproduces else 3)
+
+
+def _save_minimized(result: MinimizeResult, out: Path, log_lines: list[str]) -> Path:
+    """case.pt, repro.py and minimize.log in ``out``; a write that fails is one line."""
+    from fuzzer.corpus.files import atomic_write, write_failure
+    from fuzzer.reduce.repro import write_repro
+
+    try:
+        result.case.save(out / "case.pt")
+        repro = write_repro(result.case, out)
+        atomic_write(out / "minimize.log", "\n".join(log_lines) + "\n")
+    except OSError as err:
+        raise UserError(f"minimized, but the result is not saved: {write_failure(err)}") \
+            from None
+    return repro
 
 
 def _captured_divergence(case: Case, runner: Runner, progress: Callable[[str], None]) -> Case:
@@ -252,12 +272,7 @@ def repro_command(target: Path, out: Path) -> None:
     from fuzzer.corpus.case import Case
     from fuzzer.reduce.repro import write_repro
 
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a directory")
+    writable(out, "-o")
     case = Case.load(target)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"{out}: cannot create it: {err.strerror or err}") from None
     path = write_repro(case, out)
     click.echo(f"{path}  ({case.verdict.summary() if case.verdict else 'no verdict'})")

@@ -2,8 +2,10 @@
 
 Exit codes: 0 ok, 1 findings present (for ``replay``: the divergence reproduces), 2 usage or input
 error. Every user error is one line on stderr, never a traceback: the group itself turns the
-pipeline's validation errors (``fuzzer.errors.InputError``) into ``UserError``, so no command
-wraps them on its own.
+pipeline's validation errors (``fuzzer.errors.InputError``) and a failed read or write of the
+environment (``OSError``: a full disk, a folder made read-only under a running command) into
+``UserError``, so no command wraps them on its own. Output folders are checked before any work
+starts (``writable``).
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -38,9 +42,23 @@ class NumfuzzGroup(click.Group):
             return super().invoke(ctx)
         except (InputError, HarnessError) as err:  # CaseError, StoreError, InvalidGraph …
             raise UserError(str(err)) from None
+        except OSError as err:  # the environment failed under a running command
+            from fuzzer.corpus.files import os_failure
+
+            raise UserError(os_failure(err)) from None
         except KeyboardInterrupt:
-            click.echo("numfuzz: interrupted; everything found so far is saved", err=True)
+            click.echo(f"numfuzz: interrupted; everything found so far is saved"
+                       f"{resume_hint(ctx)}", err=True)
             sys.exit(130)
+
+
+def resume_hint(ctx: click.Context) -> str:
+    """How to continue an interrupted ``run``: the same command with ``--resume``."""
+    if ctx.invoked_subcommand != "run":
+        return ""
+    args = [a for a in sys.argv[1:] if a != "--resume"]
+    return (f"; to continue: numfuzz {shlex.join(args)} --resume (with the same campaign "
+            "flags: seed, grammar, dtype, backend, strategies, compile options)")
 
 
 @click.group(cls=NumfuzzGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,6 +72,13 @@ def main(trusted: tuple[str, ...]) -> None:
         if ":" not in name:
             raise UserError(f"--trust-backend takes module:function, got {name!r}")
         trust_backend(name)
+
+
+def writable(folder: Path, option: str) -> Path:
+    """An output folder checked before any work starts (``corpus.files.ready_to_write``)."""
+    from fuzzer.corpus.files import ready_to_write
+
+    return ready_to_write(folder, option)
 
 
 def trusted_on_command_line(backend: str) -> str:

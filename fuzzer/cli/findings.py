@@ -23,6 +23,7 @@ from fuzzer.cli.common import (
     recipe_of,
     resolve_device,
     strict_json,
+    writable,
 )
 from fuzzer.judge.kinds import POLICIES
 
@@ -164,6 +165,9 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
     seconds = parse_duration(duration)
     if seconds is None and cases is None:
         raise UserError("give a budget: --time (e.g. 6h) or --cases N")
+    writable(reports, "--reports")
+    if corpus is not None:
+        writable(corpus, "--corpus")
     device = resolve_device(device)
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
     campaign = Settings(device=device, cases=cases, grammar=grammar, workers=workers,
@@ -206,6 +210,8 @@ def findings_command(reports: Path, recheck: bool, k: int, as_json: bool) -> Non
 
     if not (reports / DB_NAME).is_file():
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
+    if recheck:  # it records what it finds in the store
+        writable(reports, "--reports")
     with Store.in_reports(reports) as store:
         if recheck:
             _recheck(store, k, quiet=as_json)
@@ -277,6 +283,7 @@ def export_command(out: Path, reports: Path) -> None:
 
     if not (reports / DB_NAME).is_file():
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
+    writable(out, "--pytest")
     with Store.in_reports(reports) as store:
         findings = [f for f in store.findings(status="open") if f.case_path]
     for finding in findings:

@@ -22,8 +22,9 @@ from fuzzer.cli.common import (
     stamped,
     strict_json,
     supported_dtypes,
+    writable,
 )
-from fuzzer.gen.strategy import STRATEGIES
+from fuzzer.gen.strategy import DRAWS, STRATEGIES
 from fuzzer.judge.kinds import COUNTED, POLICIES, Kind
 
 if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays light
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays
               show_default=True)
 @click.option("--dtype", type=click.Choice(["all", "fp32", "bf16", "fp16"]), default="all",
               show_default=True)
-@click.option("--draws", type=click.IntRange(1, 64), default=4, show_default=True,
+@click.option("--draws", type=click.IntRange(1, 64), default=DRAWS, show_default=True,
               help="Input draws per compiled model.")
 @click.option("--workers", type=click.IntRange(min=1),
               help="Worker processes [default: 1 on the CPU; on CUDA, as many per GPU as its "
@@ -97,6 +98,7 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     from fuzzer.gen.strategy import parse_weights
 
     seconds = parse_duration(duration)
+    writable(out, "--out")
     if cases is None and seconds is None:
         cases = 50
     device = resolve_device(device)

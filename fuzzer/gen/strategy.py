@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # torch-free at import: the command line lists STRATEGIES wit
 
 SALT = 0x5EED_57A7
 MAGNITUDES = ("normal", "large", "boundary", "tiny")  # the default domains of a model's draws
+DRAWS = 4  # input draws per case unless --draws says otherwise
 
 
 @dataclass(frozen=True)
