@@ -26,12 +26,12 @@ if TYPE_CHECKING:  # the commands import what they use when they run: --help sta
     from fuzzer.reduce.minimize import MinimizeResult
 
 
-def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
+def print_verdict(case: Case, verdict: Verdict, outputs: dict, title: str = "") -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console(width=120)
-    console.print(f"[bold]{verdict.summary()}[/]  ({len(case.graph)} ops, {case.dtype}, "
+    console.print(f"[bold]{title}{verdict.summary()}[/]  ({len(case.graph)} ops, {case.dtype}, "
                   f"{case.device}, backend {case.recipe.backend})")
     table = Table(title="outputs")
     for col in ("#", "node", "dtype", "verdict", "detail"):
@@ -85,10 +85,10 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
 
 
 def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
-    """A model file: its own Model judged beside its capture (the graph numfuzz minimizes),
-    saying so when they differ. Exit 1 when the file's own Model diverges."""
+    """A model file gets one verdict: its own Model's (judged with what its capture knows of the
+    heads); the capture's, the graph minimize and triage work on, is shown only when it differs.
+    Exit 1 when the file's own Model diverges."""
     from fuzzer.execute.workers import Runner
-    from fuzzer.judge.key import DivergenceKey
     from fuzzer.user.verify import verify_capture
 
     runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
@@ -97,18 +97,15 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     finally:
         runner.close()
     own, captured = check.original, check.case.verdict
-    agree = DivergenceKey.of(own) == DivergenceKey.of(captured)
     if as_json:
         click.echo(strict_json({"case": case.origin["model_file"], "verdict": own.to_dict(),
-                                "captured_verdict": captured.to_dict(), "same": agree}))
+                                "captured_verdict": captured.to_dict(), "same": check.agree}))
     else:
-        click.echo(f"Model itself: {own.summary()}")
-        click.echo(f"its capture:  {captured.summary()}")
-        if not agree:
-            click.echo("they differ: Model itself is judged on its outputs alone, the capture "
-                       "also by its heads' distances to their boundaries; minimize and triage "
-                       "work on the capture", err=True)
-        print_verdict(check.case, captured, check.outputs)
+        print_verdict(check.case, own, check.original_outputs,
+                      title=f"{case.origin['model_file']}: ")
+        if not check.agree:
+            click.echo(f"its capture differs (the graph minimize and triage work on): "
+                       f"{captured.summary()}")
     sys.exit(1 if own.is_finding else 0)
 
 
@@ -233,12 +230,13 @@ def _save_minimized(result: MinimizeResult, out: Path, log_lines: list[str]) -> 
 
 def _captured_divergence(case: Case, runner: Runner, progress: Callable[[str], None]) -> Case:
     """A model file's case, after checking it diverges the way the file itself does."""
+    from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.user.verify import verify_capture
 
     check = verify_capture(case, runner)
     progress(check.message)
     if not check.reproduces:
-        raise UserError(check.message)
+        raise NotReproducible(check.message)
     return check.case
 
 

@@ -5,6 +5,9 @@ optional ``get_init_inputs()``. ``torch.manual_seed(seed)`` runs before the mode
 inputs are drawn, so a file and a seed always give the same model and inputs. ``run_original``
 judges the file's own module in a worker (a ``Task`` with ``model_file`` set), so a compiler crash
 in it costs one worker; capture (``fuzzer.user``) compares that verdict with its captured case's.
+The file's outputs are judged with what its captured graph knows (how far each discrete output's
+float64 value sits from the head's boundary, which elements are undefined), so a model file and
+its capture are graded by one rule and differ only where their compiled outputs do.
 Loading a model file runs its code: only ever a file the user named on the command line.
 """
 
@@ -21,6 +24,8 @@ import torch
 
 from fuzzer.errors import CaptureError
 from fuzzer.execute import runner
+from fuzzer.ir import render
+from fuzzer.judge import oracle, rules
 
 
 @dataclass
@@ -86,16 +91,38 @@ def run_original(task: runner.Task) -> runner.RunResult:
     def forward(*args: torch.Tensor) -> tuple:
         return tuple(tensor_leaves(model(*args)))
 
-    def trace(*args: torch.Tensor) -> dict[int, torch.Tensor]:
-        return dict(zip(graph.outputs, tensor_leaves(reference(*args))))
+    args = [t.to(task.device) for t in loaded.inputs]
+    known_fp64, known_eager = captured_values(task, forward(*args))
 
-    programs = runner.Programs(graph, "", forward, trace, nodewise=False)
+    def trace(*args: torch.Tensor) -> dict[int, torch.Tensor]:
+        return {**known_fp64, **dict(zip(graph.outputs, tensor_leaves(reference(*args))))}
+
+    programs = runner.Programs(graph, "", forward, trace, nodewise=False,
+                               eager_values=known_eager)
     torch._dynamo.reset()
     compiled = task.recipe.compile(forward)
-    args = [t.to(task.device) for t in loaded.inputs]
     verdict, outputs = runner.run_draw(programs, compiled, args, task.recipe)
     verdict.draw = 0
     return runner.RunResult(verdict, [verdict.score], outputs if task.keep_outputs else {})
+
+
+def captured_values(task: runner.Task, eager_outputs: tuple) -> tuple[dict, dict]:
+    """Every node's float64 and eager value in the task's captured graph, on its inputs: what a
+    head's evidence is measured on. Only when the capture gives the model's eager outputs bit
+    for bit (then its nodes are the model's values); else nothing, and the file is judged on
+    its outputs alone."""
+    graph = task.graph
+    if not task.draws or not graph.input_ids():
+        return {}, {}
+    try:
+        trace = render.load(render.render_trace(graph), "trace")
+        args = [task.draws[0][str(n)].to(task.device) for n in graph.input_ids()]
+        eager = trace(*args)
+        if not oracle.bitwise_equal([eager[o] for o in graph.outputs], list(eager_outputs)):
+            return {}, {}
+        return rules.float64_run(trace, args), eager
+    except Exception:  # a capture that cannot run here: the outputs alone still judge
+        return {}, {}
 
 
 def tensor_leaves(out: Any) -> list[torch.Tensor]:

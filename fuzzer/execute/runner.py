@@ -93,6 +93,7 @@ class Programs:
     model: Callable
     trace: Callable  # {node id: value} for every node (nodewise) or for the outputs only
     nodewise: bool = True  # False for a model file judged as itself: no graph to trace through
+    eager_values: dict = field(default_factory=dict)  # not nodewise: what is known of its nodes
 
     @classmethod
     def build(cls, graph: Graph) -> Programs:
@@ -140,7 +141,8 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         eager = eager_all[:arity] if programs.nodewise else eager_all
         # A second eager run checks determinism; on a generated graph the trace is that run and
         # also gives every node's eager value (what a head's evidence is measured against).
-        eager_values = programs.trace(*args) if programs.nodewise else {}
+        eager_values = programs.trace(*args) if programs.nodewise \
+            else dict(programs.eager_values)
         again = [eager_values[o] for o in programs.graph.outputs] if programs.nodewise \
             else _forward(programs.model, args)
         if training:

@@ -2,8 +2,9 @@
 
 ``check_faithful``: the captured program must give the model's eager outputs bit for bit, or
 capture refuses. ``verify_capture``: the file's own model and its captured case run side by side
-in a worker (the file judged as itself, ``execute.original``); they must show the same divergence
-on the same output before anything is minimized.
+in a worker (the file judged as itself, ``execute.original``, with the capture's knowledge of its
+heads, so both are graded by one rule); they must show the same divergence on the same output
+before anything is minimized. The file's own verdict is the one a user is told.
 """
 
 from __future__ import annotations
@@ -51,8 +52,15 @@ class CaptureCheck:
     reproduces: bool
     message: str
     case: Case
-    original: Verdict | None = None
+    original: Verdict | None = None  # the file's own verdict: the one the user is told
     outputs: dict = field(default_factory=dict)  # the capture's eager/compiled/float64 outputs
+    original_outputs: dict = field(default_factory=dict)  # the file's own
+
+    @property
+    def agree(self) -> bool:
+        """The file and its capture show the same divergence (or both none)."""
+        return same_divergence(self.original, self.case.verdict) or \
+            not (self.original.is_finding or self.case.verdict.is_finding)
 
 
 def verify_capture(case: Case, runner: TaskRunner) -> CaptureCheck:
@@ -64,18 +72,20 @@ def verify_capture(case: Case, runner: TaskRunner) -> CaptureCheck:
     path, seed = case.origin["model_file"], case.origin["seed"]
     task = case.task(keep_outputs=True)
     task.model_file, task.seed = str(Path(path).resolve()), seed
-    original = runner.run(task).verdict
+    own = runner.run(task)
+    original = own.verdict
     replayed = replay_case(case, runner=runner)
     verdict, outputs = replayed.verdict, replayed.outputs
     case.verdict = verdict
     size = f"{len(case.graph)} ops, {generic_ops(case.graph)} generic"
     if not original.is_finding:
-        return CaptureCheck(False, f"{path}: Model does not diverge with --seed {seed} on "
-                            f"{case.device} ({original.summary()}); nothing to minimize",
-                            case, original, outputs)
-    if not same_divergence(original, verdict):
-        return CaptureCheck(False, f"{path}: Model shows {original.summary()}, but its captured "
-                            f"graph ({size}) shows {verdict.summary()}: not the same divergence",
-                            case, original, outputs)
-    return CaptureCheck(True, f"{path}: captured ({size}); the same divergence as Model itself: "
-                        f"{verdict.kind} in output {verdict.output}", case, original, outputs)
+        message = f"{path}: Model does not diverge with --seed {seed} on {case.device} " \
+                  f"({original.summary()})"
+    elif not same_divergence(original, verdict):
+        message = f"{path}: Model shows {original.summary()}, but its captured graph " \
+                  f"({size}) shows {verdict.summary()}: not the same divergence"
+    else:
+        message = f"{path}: captured ({size}); the same divergence as Model itself: " \
+                  f"{verdict.kind} in output {verdict.output}"
+    reproduces = original.is_finding and same_divergence(original, verdict)
+    return CaptureCheck(reproduces, message, case, original, outputs, own.outputs)
