@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shlex
 import sys
@@ -71,6 +72,7 @@ def main(trusted: tuple[str, ...]) -> None:
     for name in trusted:
         if ":" not in name:
             raise UserError(f"--trust-backend takes module:function, got {name!r}")
+        importable_backend(name, "--trust-backend")
         trust_backend(name)
 
 
@@ -85,12 +87,31 @@ def trusted_on_command_line(backend: str) -> str:
     """A ``--backend`` the user typed: registered names are checked, module:function is trusted
     (its case files load in this process and the workers it starts)."""
     if ":" in backend:
+        importable_backend(backend, "--backend")
         trust_backend(backend)
         return backend
     try:
         return check_backend(backend)
     except InputError as err:
         raise UserError(str(err)) from None
+
+
+def importable_backend(name: str, option: str) -> None:
+    """A ``module:function`` backend the user named, imported once here before any work: a typo
+    is one line now, not a harness error on every case. It runs the user's own module, which
+    naming it on the command line allows; the workers find it the same way (the current
+    directory first on the path)."""
+    from fuzzer.execute.recipe import resolve_backend
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        backend = resolve_backend(name)
+    except Exception as err:
+        raise UserError(f"{option} {name}: cannot import it: {type(err).__name__}: "
+                        f"{' '.join(str(err).split())[:200]}") from None
+    if not callable(backend):
+        raise UserError(f"{option} {name}: is a {type(backend).__name__}, not a function")
 
 
 def parse_duration(text: str | None) -> float | None:

@@ -103,6 +103,9 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         cases = 50
     device = resolve_device(device)
     chosen = parse_gpus(gpus)
+    if chosen is not None and device != "cuda":
+        raise UserError(f"--gpus {gpus}: this run is on the {device.upper()}; --gpus picks CUDA "
+                        "devices (give --device cuda, or leave out --gpus)")
     if workers is None:
         workers = default_cuda_workers(chosen) if device == "cuda" else 1
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)

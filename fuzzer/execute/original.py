@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,8 @@ def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
     try:
         spec.loader.exec_module(module)
     except Exception as err:
-        raise CaptureError(f"{path}: importing it failed: {one_line(err)}") from None
+        raise CaptureError(f"{path}: importing it failed: {one_line(err)}"
+                           f"{raised_at(err, path)}") from None
     cls, get_inputs = getattr(module, "Model", None), getattr(module, "get_inputs", None)
     if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)) or not callable(get_inputs):
         raise CaptureError(f"{path}: does not follow the KernelBench convention: it needs "
@@ -62,8 +64,8 @@ def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
         model = cls(*init)
         inputs = list(get_inputs())
     except Exception as err:
-        raise CaptureError(f"{path}: building Model or its inputs failed: {one_line(err)}") \
-            from None
+        raise CaptureError(f"{path}: building Model or its inputs failed: {one_line(err)}"
+                           f"{raised_at(err, path)}") from None
     for i, t in enumerate(inputs):
         if not isinstance(t, torch.Tensor):
             raise CaptureError(f"{path}: get_inputs() item {i} is a {type(t).__name__}; numfuzz "
@@ -74,6 +76,21 @@ def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
 def one_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0][:200] if text else ''}"
+
+
+def raised_at(err: BaseException, path: str | Path) -> str:
+    """`` (at FILE:LINE)``: the deepest line of the user's file ``path`` that ``err`` passed
+    through (a syntax error's own line), so the user sees where their code failed; empty when
+    it never did."""
+    try:
+        target = Path(path).resolve()
+    except (OSError, ValueError):
+        return ""
+    if isinstance(err, SyntaxError) and err.lineno is not None:
+        return f" (at {path}:{err.lineno})"
+    lines = [f.lineno for f in traceback.extract_tb(err.__traceback__)
+             if Path(f.filename).resolve() == target]
+    return f" (at {path}:{lines[-1]})" if lines else ""
 
 
 def run_original(task: runner.Task) -> runner.RunResult:

@@ -1,0 +1,15 @@
+"""A model whose forward raises in plain eager (a shape mismatch): nothing to compile or capture.
+numfuzz must say the model itself raised, and where, in one line."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(x)
+        return y @ torch.ones(3, 5)  # x is (4, 8): the inner sizes do not match
+
+
+def get_inputs() -> list[torch.Tensor]:
+    return [torch.randn(4, 8)]
