@@ -27,7 +27,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write, write_failure
 from fuzzer.corpus.ledger import Ledger
 from fuzzer.judge.kinds import COUNTED, Kind
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.oracle import Verdict, severity_key
 
 NOT_GENERATED = "(not generated)"  # the strategy row of cases whose generation raised
 
@@ -70,6 +70,8 @@ class Summary:
     elapsed: float = 0.0
     paths: list[str] = field(default_factory=list)
     strategies: dict[str, StrategyYield] = field(default_factory=dict)
+    strongest: str = ""  # the most severe finding's case file: what to look at first
+    strongest_verdict: Verdict | None = field(default=None, repr=False)
 
     def add(self, outcome: Outcome) -> None:
         """Count one finished case (whatever engine ran it)."""
@@ -83,6 +85,9 @@ class Summary:
             spent.kinds[verdict.kind] += 1
             self.findings[verdict.kind] += 1
             self.paths.append(str(outcome.path))
+            if self.strongest_verdict is None \
+                    or severity_key(verdict) < severity_key(self.strongest_verdict):
+                self.strongest, self.strongest_verdict = str(outcome.path), verdict
         elif verdict.kind in COUNTED:
             self.counted[verdict.kind] += 1
         elif harness.is_harness_error(verdict):
@@ -105,7 +110,7 @@ class Summary:
                 "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
                 "stopped": self.stopped,
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
-                "corpus": self.paths,
+                "corpus": self.paths, "strongest": self.strongest,
                 "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())}}
 
 

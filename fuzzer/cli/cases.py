@@ -20,41 +20,109 @@ from fuzzer.cli.common import (
 )
 
 if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
+    from rich.table import Table
+
     from fuzzer.corpus.case import Case
     from fuzzer.execute.workers import Runner
-    from fuzzer.judge.oracle import Verdict
+    from fuzzer.judge.oracle import OutputVerdict, Verdict
     from fuzzer.reduce.minimize import MinimizeResult
 
 
+# How each differing element reads in a verdict table, and its colour.
+ROLES = {"strong": ("strong evidence", "bold red"), "weak": ("regress, weak", "yellow"),
+         "regress": ("regress", "red"), "benign": ("benign", "green")}
+LEGEND = ("[bold red]strong evidence[/]: compiled further from float64 than eager, float64 clear "
+          "of the boundary beyond eager's own noise (what makes the finding); [yellow]regress, "
+          "weak[/]: further, but within eager's noise; [green]benign[/]: compiled at least as "
+          "close to float64 as eager")
+
+
 def print_verdict(case: Case, verdict: Verdict, outputs: dict, title: str = "") -> None:
+    """The verdict, a row per output (named as in repro.py), and the differing elements of each,
+    every element marked as strong evidence, a weak regression or benign."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(width=120)
-    console.print(f"[bold]{title}{verdict.summary()}[/]  ({len(case.graph)} ops, {case.dtype}, "
-                  f"{case.device}, backend {case.recipe.backend})")
+    console.print(f"[bold]{escape(title + verdict.summary())}[/]  ({len(case.graph)} ops, "
+                  f"{case.dtype}, {case.device}, backend {case.recipe.backend})")
     table = Table(title="outputs")
-    for col in ("#", "node", "dtype", "verdict", "detail"):
+    for col in ("#", "value", "dtype", "verdict", "detail"):
         table.add_column(col)
     for o in verdict.outputs:
         d = o.details
         detail = d.get("reason", "")
         if "count" in d:
-            detail = f"{d['count']}/{d['total']} differ " + detail
-        table.add_row(str(o.output), str(o.node), o.dtype, o.kind, detail)
+            strong = f", {d['strong']} strong" if isinstance(d.get("strong"), int) else ""
+            detail = f"{d['count']}/{d['total']} differ{strong} " + detail
+        table.add_row(str(o.output), value_name(case, o), o.dtype, _styled_kind(o.kind),
+                      escape(detail.strip()))
     console.print(table)
+    shown = False
     for o in verdict.outputs:
         elements = o.details.get("elements")
-        if not elements:
-            continue
-        el = Table(title=f"output {o.output}: differing elements")
-        for col in ("index", "eager", "compiled", "float64", "ulps from boundary",
-                    "eager's noise (ulps)"):
-            el.add_column(col)
-        for e in elements:
-            el.add_row(str(tuple(e["index"])), str(e["eager"]), str(e["compiled"]),
-                       str(e["fp64"]), str(e.get("ulps", "")), str(e.get("eager_noise_ulps", "")))
-        console.print(el)
+        if elements:
+            console.print(_element_table(case, o, elements))
+            shown = True
+    if shown:
+        console.print(LEGEND)
+
+
+def _element_table(case: Case, output: OutputVerdict, elements: list[dict]) -> Table:
+    from rich.table import Table
+
+    from fuzzer.judge.oracle import ulps_text
+
+    table = Table(title=f"{value_name(case, output)} (output {output.output}): differing "
+                        "elements")
+    for col in ("index", "eager", "compiled", "float64", "evidence", "ulps from boundary",
+                "eager's noise (ulps)"):
+        table.add_column(col)
+    for e in elements:
+        label, style = ROLES[_role(output.kind, e)]
+        table.add_row(str(tuple(e["index"])), _number(e.get("eager")),
+                      _number(e.get("compiled")), _number(e.get("fp64")),
+                      f"[{style}]{label}[/]",
+                      ulps_text(e.get("ulps")) if "ulps" in e else "",
+                      ulps_text(e.get("eager_noise_ulps")) if "eager_noise_ulps" in e else "")
+    return table
+
+
+def _role(kind: str, element: dict) -> str:
+    """strong, weak, regress or benign: what one differing element says (``ROLES``)."""
+    from fuzzer.judge.kinds import Kind
+
+    if "regresses" not in element:  # a float output's element: the output's kind says it
+        return "benign" if kind == Kind.BENIGN else "regress"
+    if not element["regresses"]:
+        return "benign"
+    return "strong" if element.get("strong") else "weak"
+
+
+def _styled_kind(kind: str) -> str:
+    from fuzzer.judge.kinds import COUNTED, SEVERITY, Kind
+
+    style = "bold red" if kind in SEVERITY else "yellow" if kind == Kind.WEAK_FLIP \
+        else "green" if kind in COUNTED else ""
+    return f"[{style}]{kind}[/]" if style else str(kind)
+
+
+def _number(value: object) -> str:
+    """A value as repro.py prints it: ``nan`` and ``inf`` for non-finite floats."""
+    return "nan" if value is None else str(value)
+
+
+def value_name(case: Case, output: OutputVerdict) -> str:
+    """What repro.py calls an output (``v5``), or a gradient (``grad of p2``)."""
+    graph = case.graph
+    gradient = output.details.get("gradient_of")
+    try:
+        if isinstance(gradient, int):
+            return f"grad of {graph.var(gradient)}"
+        return graph.var(output.node)
+    except (KeyError, IndexError, AttributeError):  # a node no longer in this graph
+        return f"node {output.node}"
 
 
 @main.command()

@@ -267,6 +267,30 @@ class CampaignReport:
         console.print(table)
         if summary.strategies:
             console.print(strategy_table(summary))
+        for line in next_steps(self.settings, summary):
+            click.echo(line)
+
+
+def next_steps(settings: Settings, summary: Summary) -> list[str]:
+    """What to run next: on the strongest finding, replay, minimize and triage; with none, a
+    longer campaign under another seed."""
+    import shlex
+
+    if summary.stopped:
+        return []
+    if not summary.strongest:
+        return ["no findings; next: a longer campaign under another seed, e.g. "
+                f"numfuzz run --seed {settings.seed + 1} --time 1h --out {settings.out}"]
+    case = shlex.quote(summary.strongest)
+    minimized = shlex.quote(str(Path("reports") / "min" / Path(summary.strongest).stem))
+    backend = settings.recipe.backend  # a module:function one must be trusted again
+    numfuzz = f"numfuzz --trust-backend {shlex.quote(backend)}" if ":" in backend else "numfuzz"
+    return [f"strongest finding: {summary.strongest_verdict.summary()}",
+            "next: replay it, shrink it to a standalone repro.py, find the knob that makes it "
+            f"vanish (all findings: numfuzz corpus list {shlex.quote(str(settings.out))})",
+            f"  {numfuzz} replay {case}",
+            f"  {numfuzz} minimize {case} -o {minimized}",
+            f"  {numfuzz} triage {minimized}/case.pt"]
 
 
 def strategy_table(summary: Summary) -> Table:
