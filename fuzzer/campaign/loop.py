@@ -151,11 +151,13 @@ class Loop:
         try:
             self.ledger.mark(outcome.index)
         except Exception as err:  # the case ran; resume may run it again
-            if not harness.is_harness_error(outcome.verdict):
-                outcome.verdict = harness.error_verdict("saving state", err)
-                details = harness.traceback_text(err)
             if isinstance(err, OSError) and not outcome.unwritable:
                 outcome.unwritable = write_failure(err)
+            if outcome.path is None and not harness.is_harness_error(outcome.verdict):
+                outcome.verdict = harness.error_verdict("saving state", err)
+                details = harness.traceback_text(err)
+            elif outcome.path is not None:  # its case file is saved: the finding stands
+                self.summary.harness_error(harness.error_verdict("saving state", err).message)
         if harness.is_harness_error(outcome.verdict):
             self.errors.record(outcome.verdict.message, case=replay, details=details,
                                where={"campaign_seed": self.settings.seed,
@@ -167,8 +169,7 @@ class Loop:
         self._report(outcome)
         if outcome.unwritable and not self.summary.stopped:
             self.summary.stopped = (f"stopped at case {outcome.index}: {outcome.unwritable}; "
-                                    f"the {len(self.summary.paths)} findings saved before it "
-                                    "are kept")
+                                    f"the {len(self.summary.paths)} findings saved are kept")
         if self.errors.tripped() and not self.summary.stopped:
             self.summary.stopped = self.errors.stop_message()
 

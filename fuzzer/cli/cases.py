@@ -134,7 +134,10 @@ def value_name(case: Case, output: OutputVerdict) -> str:
 @click.option("--timeout", type=float, default=300, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) -> None:
-    """Re-run a case file (or a model .py file) and print the verdict table."""
+    """Re-run a case file (or a model .py file) and print the verdict table.
+
+    Exit 1: it diverges (for a model file: the model itself does); 0: it does not; 2: bad
+    input."""
     from fuzzer.corpus.replay import replay_case
     from fuzzer.user.capture import load_target
 
@@ -203,12 +206,17 @@ def corpus_list(directory: Path, as_json: bool) -> None:
     from rich.table import Table
 
     table = Table(title=f"{directory}: {len(rows)} case files")
-    for col in ("file", "kind", "evidence", "output", "ops", "dtype", "device", "age"):
+    for col in ("file", "kind", "evidence", "output", "ops", "dtype", "device", "campaign",
+                "age"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["file"], r["kind"], r["evidence"], str(r["output"]), str(r["ops"]),
-                      r["dtype"], r["device"], r["age"])
+        table.add_row(r["file"], r["kind"], r["evidence"], _blank(r["output"]), _blank(r["ops"]),
+                      r["dtype"], r["device"], r["campaign"], r["age"])
     Console(width=140).print(table)
+
+
+def _blank(value: object) -> str:
+    return "" if value is None else str(value)
 
 
 # ------------------------------------------------------------------ minimize

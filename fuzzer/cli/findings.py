@@ -1,9 +1,10 @@
 """``numfuzz triage``, ``nightly`` and ``findings``: from a divergence to a bug report.
 
-``triage CASE``: which knob or compiler stage makes the divergence vanish (exit 0; 1 when the case
-does not reproduce in a fresh compile). ``nightly``: what cron runs (exit 0 whenever the night ran).
-``findings``: the store as a ranked table; ``--recheck`` first replays open findings on the
-installed torch. Bad input is one line on stderr and exit 2.
+``triage CASE``: which knob or compiler stage makes the divergence vanish (exit 0; 3 when the case
+does not reproduce in a fresh compile, as for ``minimize``). ``nightly``: what cron runs (exit 0
+for a clean night, 1 for one with harness errors, 2 for one stopped early). ``findings``: the
+store as a ranked table; ``--recheck`` first replays open findings on the installed torch. Bad
+input is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -58,7 +59,11 @@ def _knobs(text: str | None) -> tuple[str, ...] | None:
 @click.option("--json", "as_json", is_flag=True)
 def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout: float,
                    as_json: bool) -> None:
-    """Which knob or compiler stage makes a case's divergence go away."""
+    """Which knob or compiler stage makes a case's divergence go away.
+
+    Exit 0: attributed (the table says which knobs, if any, make it vanish); 3: the case does not
+    reproduce in a fresh compile, so there is nothing to attribute; 2: bad input (a file that is
+    not a case, or records no divergence)."""
     from fuzzer.corpus.case import Case
     from fuzzer.execute.pool import RunnerPool
     from fuzzer.triage.attribute import KNOBS, knob_named, triage
@@ -81,7 +86,7 @@ def triage_command(case_path: Path, knobs: str | None, no_bisect: bool, timeout:
                                 "attribution": attribution.to_dict()}))
     else:
         _print_attribution(case, attribution, sig)
-    sys.exit(0 if attribution.reproduces else 1)
+    sys.exit(0 if attribution.reproduces else 3)
 
 
 def _print_attribution(case: Case, attribution: Attribution, sig: str) -> None:

@@ -91,7 +91,10 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         strategies: tuple[str, ...], seed_model: Path | None, engine: str,
         ray_address: str | None, allow_mixed_versions: bool, dynamic: bool, mode: str,
         inductor_config: tuple[str, ...], training: bool, search: str, as_json: bool) -> None:
-    """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
+    """Fuzz: generate models, run eager/compiled/float64, save findings to --out.
+
+    Exit 0: the campaign ran and found nothing; 1: it saved findings; 2: bad input, an output
+    folder it cannot write, or a campaign stopped early (everything found before is kept)."""
     from fuzzer.campaign.local import run_campaign
     from fuzzer.campaign.settings import Settings
     from fuzzer.execute.workers import default_cuda_workers
