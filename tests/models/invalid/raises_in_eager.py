@@ -1,5 +1,6 @@
-"""A model whose forward raises in plain eager (a shape mismatch): nothing to compile or capture.
-numfuzz must say the model itself raised, and where, in one line."""
+"""Not an example: a model whose forward raises in plain eager (a shape mismatch), so there is
+nothing to compile or capture. numfuzz must say the model itself raised, and where, in one line
+(tests/test_cli_promises.py). Files here are kept out of the example models' tests."""
 
 import torch
 import torch.nn as nn
