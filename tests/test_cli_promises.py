@@ -223,6 +223,16 @@ def test_resume_refuses_other_flags_by_name_and_campaigns_keep_their_own_ledgers
     assert ledgers == {13: done + 2, 14: 2}
 
 
+def test_resume_over_a_garbled_ledger_is_one_line(tmp_path: Path, no_work: None) -> None:
+    out = tmp_path / "corpus"
+    out.mkdir()
+    (out / ".numfuzz-state.json").write_text('{"key": {"seed": 0}, "below": "many"')  # cut
+    result = invoke([*FAKE_RUN, "--backend", "eager", "--cases", "2", "--out", str(out),
+                     "--resume"])
+    assert result.exit_code == 2
+    assert "is not a readable ledger" in error_line(result.stderr)
+
+
 # ------------------------------------------------------------------ 3. one model, one verdict
 
 

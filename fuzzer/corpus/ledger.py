@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fuzzer.corpus.files import atomic_write
+from fuzzer.errors import InputError
 
 PREFIX = ".numfuzz-state"
 LEGACY_FILE = ".numfuzz-state.json"  # the one ledger of a folder, before campaigns were apart
@@ -59,10 +60,15 @@ class Ledger:
             return
         for path in (self.path, Path(out) / LEGACY_FILE):  # a legacy ledger of this campaign too
             if path.exists():
-                data = json.loads(path.read_text())
-                if same_campaign(data.get("key"), key):
-                    self.done = set(range(data["below"])) | set(data["extra"])
-                    return
+                try:
+                    data = json.loads(path.read_text())
+                    if same_campaign(data.get("key"), key):
+                        self.done = set(range(int(data["below"]))) | set(map(int, data["extra"]))
+                        return
+                except (ValueError, TypeError, KeyError, AttributeError) as err:
+                    raise InputError(f"--resume: {path} is not a readable ledger "
+                                     f"({type(err).__name__}); move it away to start the "
+                                     "campaign over") from None
 
     def next_indices(self) -> Iterator[int]:
         i = 0
