@@ -1,12 +1,16 @@
 # numfuzz: `make run` fuzzes (GPU if present, else a short CPU campaign); `make test` runs the tests.
-# Both build .venv from scratch when it is missing. TORCH is the torch requirement to install first:
-# on the dev machines torch==2.13.0 is a local CPU build, so pip never pulls the CUDA wheels.
-# The ray extra is installed too, so the suite tests --engine ray (the local engine needs nothing).
+# Both build .venv from scratch when it is missing: TORCH first (on the dev machines torch==2.13.0
+# is a local CPU build, so pip never pulls the CUDA wheels), then numfuzz with its dev and ray
+# extras (pytest, ruff, hypothesis; Ray, about 240 MB, because the suite and CI test --engine ray;
+# the local engine needs neither).
 PYTHON ?= python3
 TORCH ?= torch==2.13.0
 VENV := .venv
 BIN := $(VENV)/bin
 CASES ?= 40
+SEED ?=
+OUT ?= corpus
+ARGS ?=
 
 .PHONY: setup run test lint bench clean
 
@@ -18,8 +22,13 @@ $(BIN)/numfuzz: pyproject.toml
 
 setup: $(BIN)/numfuzz
 
+# A fresh campaign seed per run unless SEED= is given (each campaign keeps its own ledger in
+# OUT, so runs never mix); findings are the product, so exit 1 (findings present) is success.
 run: setup
-	$(BIN)/numfuzz run --device auto --cases $(CASES) --out corpus
+	@seed="$(SEED)"; [ -n "$$seed" ] || seed=$$(od -An -N3 -tu4 /dev/urandom | tr -d ' '); \
+	echo "make run: campaign seed $$seed (make run SEED=$$seed repeats it)"; \
+	$(BIN)/numfuzz run --device auto --cases $(CASES) --seed $$seed --out $(OUT) $(ARGS); \
+	status=$$?; [ $$status -le 1 ] || exit $$status
 
 test: setup
 	$(BIN)/python -m pytest -q tests

@@ -32,3 +32,8 @@ class HarnessError(RuntimeError):
 
 class StoreError(InputError):
     """A findings store this numfuzz cannot open (another schema version, not a database)."""
+
+
+class OutputError(InputError):
+    """A folder numfuzz was told to write to that it cannot use: it cannot be made, is not
+    writable, or has no room (``corpus.files.ready_to_write``), or a write to it failed later."""

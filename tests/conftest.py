@@ -4,6 +4,7 @@ Inductor compile), so tests share them per session instead of starting their own
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from fuzzer.campaign.settings import Settings
+from fuzzer.corpus.ledger import campaigns_in
 from fuzzer.execute.recipe import Recipe, trust_backend
 from fuzzer.execute.surface import Surface
 from fuzzer.execute.workers import Runner
@@ -51,6 +53,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+def ledger_of(out: Path) -> dict:
+    """The ledger of the one campaign a test ran in ``out``."""
+    (found,) = campaigns_in(out)
+    return json.loads(found[0].read_text())
 
 
 def run_repro(path: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -21,9 +21,8 @@ from click.testing import CliRunner
 from fuzzer.campaign.settings import make_case
 from fuzzer.cli import main
 from fuzzer.corpus.case import FORMAT, VERSION, Case, CaseError
-from fuzzer.corpus.ledger import STATE_FILE
 from fuzzer.judge.oracle import Head, judge
-from tests.conftest import campaign_settings
+from tests.conftest import campaign_settings, ledger_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -321,7 +320,7 @@ def test_sigkill_loses_no_reported_case_and_resume_continues(tmp_path: Path) -> 
     for index, path in reported.items():
         case = Case.load(path)  # every file reported before the kill is complete and valid
         assert case.verdict.kind == "int-flip" and case.origin["index"] == index
-    state = json.loads((out / STATE_FILE).read_text())
+    state = ledger_of(out)
     done_before = set(range(state["below"])) | set(state["extra"])
     assert set(reported) <= done_before and done_before <= finished
     assert len(done_before) < 12

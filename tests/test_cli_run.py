@@ -4,6 +4,7 @@ compiled backends, exit codes 0/1/2, plain log lines when stdout is not a TTY, -
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -25,8 +26,9 @@ ANSI = "\x1b["
 
 def numfuzz(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "fuzzer"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout, whatever is installed
     return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 FAKE_RUN = ["run", "--device", "cpu", "--cases", "4", "--seed", "8", "--dtype", "fp32",

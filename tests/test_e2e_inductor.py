@@ -9,17 +9,14 @@ tests check that what it saved and what a replay sees agree, not a fixed outcome
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.loop import Outcome
 from fuzzer.corpus.case import Case
-from fuzzer.corpus.ledger import STATE_FILE
 from fuzzer.corpus.replay import replay_case
 from fuzzer.execute.workers import Runner
-from tests.conftest import campaign_settings
+from tests.conftest import campaign_settings, ledger_of
 
 pytestmark = pytest.mark.inductor
 
@@ -53,7 +50,7 @@ def test_real_campaign_completes_and_saves_its_findings(real_campaign) -> None:
         case = Case.load(outcome.path)
         assert case.verdict == outcome.verdict
         assert case.recipe.backend == "inductor" and case.origin["index"] == outcome.index
-    state = json.loads((out / STATE_FILE).read_text())
+    state = ledger_of(out)
     assert state["below"] == CASES
 
 

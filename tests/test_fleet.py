@@ -18,8 +18,7 @@ from fuzzer.campaign import fleet
 from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.settings import Settings, make_case
 from fuzzer.corpus.case import Case
-from fuzzer.corpus.ledger import STATE_FILE
-from tests.conftest import campaign_settings, night_settings
+from tests.conftest import campaign_settings, ledger_of, night_settings
 
 ray = pytest.importorskip("ray")
 
@@ -51,7 +50,7 @@ def test_ray_and_local_engines_keep_the_same_findings(tmp_path: Path) -> None:
     for name in files(tmp_path / "ray"):  # where it was found travels with the finding
         origin = Case.load(tmp_path / "ray" / name).origin
         assert origin["host"] and origin["device_name"] == "cpu"
-    state = json.loads((tmp_path / "ray" / STATE_FILE).read_text())
+    state = ledger_of(tmp_path / "ray")
     assert state["below"] == 8
 
 

@@ -6,7 +6,6 @@ module; skipped where Ray is not installed."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
@@ -17,8 +16,7 @@ from fuzzer.campaign import fleet
 from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.loop import Outcome
 from fuzzer.campaign.settings import Settings
-from fuzzer.corpus.ledger import STATE_FILE
-from tests.conftest import campaign_settings
+from tests.conftest import campaign_settings, ledger_of
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -59,5 +57,5 @@ def test_a_node_lost_mid_campaign_loses_nothing(cluster, tmp_path: Path) -> None
     assert sorted(p.name for p in (tmp_path / "ray").glob("*.pt")) == \
         sorted(p.name for p in (tmp_path / "local").glob("*.pt"))
     assert report.actor_deaths >= 1 and report.requeued >= 1
-    state = json.loads((tmp_path / "ray" / STATE_FILE).read_text())
+    state = ledger_of(tmp_path / "ray")
     assert state["below"] == 12

@@ -23,7 +23,6 @@ from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.settings import make_case
 from fuzzer.cli import main
 from fuzzer.corpus.case import Case
-from fuzzer.corpus.ledger import STATE_FILE
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import TEMP_PREFIX, Recycle, Runner, sweep_stale_temp
 from fuzzer.report import pipeline, recheck
@@ -31,7 +30,7 @@ from fuzzer.report.night import latest_night
 from fuzzer.report.nightly import run_night
 from fuzzer.report.store import Store
 from tests import triage_fakes as tf
-from tests.conftest import campaign_settings, night_settings
+from tests.conftest import campaign_settings, ledger_of, night_settings
 
 EAGER = dict(device="cpu", backend="eager", seed=8, dtypes=("float32",), draws=1, workers=1)
 
@@ -97,7 +96,7 @@ def test_a_case_that_fails_to_generate_or_save_is_counted_and_the_campaign_goes_
     third = json.loads(notes[1].read_text())
     saved = Case.load(out / harness.DIRECTORY / third["case_file"])
     assert saved.origin["index"] == 3 and "planted failure" in third["details"]
-    state = json.loads((out / STATE_FILE).read_text())
+    state = ledger_of(out)
     assert state["below"] == 6  # harness errors are marked done: a resume does not loop on them
 
 

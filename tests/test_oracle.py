@@ -44,7 +44,8 @@ def test_uint8_plus_one_is_an_int_flip_with_evidence() -> None:
                               "eager_noise_ulps": 0.0, "head_input_fp64": 0.0}]
     summary = verdict.summary()
     assert summary.startswith("int-flip") and "output 0 (uint8)" in summary
-    assert "1/4 elements differ" in summary and "3.5..3.5 ulps" in summary
+    assert "1/4 elements differ (1 strong evidence)" in summary
+    assert "; 3.5 ulps from the boundary" in summary  # one value, not a range of one
 
 
 def test_non_finite_boundary_distance_is_recorded_as_none_and_json_stays_strict() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
@@ -11,14 +10,13 @@ import pytest
 from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.loop import Outcome, Summary
 from fuzzer.corpus.case import Case
-from fuzzer.corpus.ledger import STATE_FILE
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.execute.workers import Runner
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge.oracle import Verdict
-from tests.conftest import campaign_settings
+from tests.conftest import campaign_settings, ledger_of
 
 
 def small_task(backend: str) -> Task:
@@ -110,5 +108,5 @@ def test_campaign_finishes_and_records_lost_workers(tmp_path: Path, backend: str
         assert case.verdict.kind == kind and case.verdict.message
         assert case.recipe.backend == backend
         assert case.origin["index"] in range(cases)
-    state = json.loads((tmp_path / STATE_FILE).read_text())
+    state = ledger_of(tmp_path)
     assert state["below"] == cases

@@ -32,7 +32,7 @@ from typing import Any
 
 from fuzzer.campaign import harness
 from fuzzer.campaign.local import run_one
-from fuzzer.campaign.loop import Loop, Outcome, Summary, save_new
+from fuzzer.campaign.loop import Loop, Outcome, Summary, save_new, unsaved
 from fuzzer.campaign.settings import Settings, kept_case, make_case
 from fuzzer.errors import HarnessError, InputError
 from fuzzer.execute.runner import RunResult, Task, harness_error
@@ -412,17 +412,19 @@ def run_fleet(settings: Settings, address: str | None = None,
 def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str]:
     """An actor's answer as an outcome, its case file saved, and the traceback of a harness
     error; a failure to save is the case's harness error."""
-    details = answer.get("details", "")
+    details, unwritable, verdict = answer.get("details", ""), "", None
     try:
         verdict = Verdict.from_dict(answer["verdict"])
         path, new = None, False
         if answer["name"] is not None:
             path, new = save_new(settings.out, answer["name"], answer["data"])
     except Exception as err:
+        if isinstance(err, OSError) and verdict is not None:  # the corpus: the campaign stops
+            unwritable = unsaved(answer["index"], verdict, err)
         verdict, path, new = harness.error_verdict("saving", err), None, False
         details = harness.traceback_text(err)
     return Outcome(answer["index"], verdict, path, new, answer["strategy"],
-                   answer["seconds"]), details
+                   answer["seconds"], unwritable), details
 
 
 def _worker_kill(settings: Settings, index: int) -> Outcome:

@@ -19,14 +19,16 @@ from __future__ import annotations
 import random
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
-
-from fuzzer.corpus.case import Case
-from fuzzer.execute.runner import RunResult, Task
-from fuzzer.gen import inputs, mutate
-from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import Kind
+
+if TYPE_CHECKING:  # torch-free at import: the command line lists SEARCHES without loading torch
+    import torch
+
+    from fuzzer.corpus.case import Case
+    from fuzzer.execute.runner import RunResult, Task
+    from fuzzer.ir.graph import Graph
 
 SEARCHES = ("random", "guided")
 POOL_SIZE = 16
@@ -83,6 +85,8 @@ class SeedPool:
 def mutant(parent: Parent, seed: int, draws: int) -> tuple[Graph, list[tuple[str, dict]]]:
     """The parent's graph with 1-3 edits (constant nudges among them) and input draws around its
     scored draw: the parent's values first, then rescaled into the magnitude classes."""
+    from fuzzer.gen import inputs, mutate
+
     graph = mutate.mutate(parent.graph, seed, palette=mutate.GUIDED_EDITS)
     return graph, inputs.draws_around(graph, parent.inputs, seed, draws)
 

@@ -7,6 +7,7 @@ case and runs it on its own worker process; the driver thread settles what they 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fuzzer.campaign import guided, harness
-from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, save_new
+from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, save_new, unsaved
 from fuzzer.campaign.settings import Settings, kept_case, make_case
 from fuzzer.corpus.case import Case
 from fuzzer.errors import HarnessError
@@ -57,13 +58,17 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
         if settings.device == "cuda" else [None] * settings.workers
     failures: list[BaseException] = []
     lost: list[str] = []
+    halt = threading.Event()  # the driver is leaving (Ctrl-C): take no further case
+    runners: list[Runner] = []
 
     def work(slot: int) -> None:
         threads = max(1, (os.cpu_count() or 1) // settings.workers)
         runner = Runner(settings.device, threads, settings.timeout, gpu=gpus[slot],
                         warmup=settings.recipe.warms_up, recycle=settings.recycle)
+        runners.append(runner)
         try:
-            while not failures and (index := loop.next_index()) is not None:
+            while not failures and not halt.is_set() \
+                    and (index := loop.next_index()) is not None:
                 results.put(run_one(settings, runner, index, pool))
         except HarnessError as err:  # this machine cannot run cases: stop every worker
             failures.append(err)
@@ -78,13 +83,18 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     for t in threads:
         t.start()
     running = len(threads)
-    while running:
-        ran = results.get()
-        if ran is None:
-            running -= 1
-            continue
-        outcome = settle(settings, ran)
-        loop.finish(outcome, ran.details, replayable(ran, outcome))
+    try:
+        while running:
+            ran = results.get()
+            if ran is None:
+                running -= 1
+                continue
+            outcome = settle(settings, ran)
+            loop.finish(outcome, ran.details, replayable(ran, outcome))
+    except BaseException:  # Ctrl-C: what is saved stays saved; the workers stop first
+        halt.set()
+        stop_workers(threads, runners, results)
+        raise
     summary = loop.close()
     if failures:
         raise failures[0]
@@ -93,6 +103,22 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     if len(lost) == len(threads) and not summary.stopped:
         summary.stopped = f"stopped: every worker is gone; {lost[0]}"
     return summary
+
+
+def stop_workers(threads: list[threading.Thread], runners: list[Runner], results: queue.Queue,
+                 seconds: float = 30) -> None:
+    """End every worker thread before the driver leaves: their worker processes (in sessions of
+    their own, so Ctrl-C never reached them) are killed, which ends the case each waits on, and
+    their answers are drained. Threads left running inside torch abort the interpreter's exit
+    ("terminate called without an active exception")."""
+    deadline = time.monotonic() + seconds
+    while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+        for runner in list(runners):
+            worker = runner.worker
+            if worker is not None:
+                worker.kill()
+        with contextlib.suppress(queue.Empty):
+            results.get(timeout=0.2)
 
 
 def run_one(settings: Settings, runner: Runner, index: int,
@@ -126,6 +152,8 @@ def settle(settings: Settings, ran: Ran) -> Outcome:
     except Exception as err:
         outcome = Outcome(ran.index, harness.error_verdict("saving", err), None, False)
         ran.details = harness.traceback_text(err)
+        if isinstance(err, OSError):  # the corpus itself, not this case: the campaign stops
+            outcome.unwritable = unsaved(ran.index, ran.result.verdict, err)
     outcome.strategy, outcome.seconds = ran.strategy, ran.seconds
     return outcome
 

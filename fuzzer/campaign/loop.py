@@ -6,6 +6,10 @@ request, the harness stop rule) says no, and hands every finished case to ``Loop
 marks the ledger, records a harness error for replay or counts a clean case, adds the outcome to
 the summary, passes it to the caller's hook (a hook that raises is that case's harness error) and
 applies the harness stop rule. ``Loop.close`` gives the summary.
+
+A corpus that can no longer be written (a full disk, a folder made read-only) is not one case's
+trouble: the first failed write stops the campaign at once, in one line, with every file saved
+before it kept (``Outcome.unwritable``).
 """
 
 from __future__ import annotations
@@ -20,11 +24,11 @@ from pathlib import Path
 from fuzzer.campaign import harness
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.case import Case
-from fuzzer.corpus.files import atomic_write
-from fuzzer.corpus.ledger import STATE_FILE, Ledger
+from fuzzer.corpus.files import atomic_write, write_failure
+from fuzzer.corpus.ledger import Ledger
 from fuzzer.execute.faults import OOM_HINT, OUT_OF_MEMORY
 from fuzzer.judge.kinds import COUNTED, Kind
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.oracle import Verdict, severity_key
 
 NOT_GENERATED = "(not generated)"  # the strategy row of cases whose generation raised
 
@@ -37,6 +41,7 @@ class Outcome:
     new: bool  # False when the same case was already in the corpus
     strategy: str = ""  # what the case was spent on (gen.strategy), and the worker seconds
     seconds: float = 0.0
+    unwritable: str = ""  # the corpus could not be written (a full disk): the campaign stops
 
 
 @dataclass
@@ -67,6 +72,8 @@ class Summary:
     elapsed: float = 0.0
     paths: list[str] = field(default_factory=list)
     strategies: dict[str, StrategyYield] = field(default_factory=dict)
+    strongest: str = ""  # the most severe finding's case file: what to look at first
+    strongest_verdict: Verdict | None = field(default=None, repr=False)
 
     def add(self, outcome: Outcome) -> None:
         """Count one finished case (whatever engine ran it)."""
@@ -80,6 +87,9 @@ class Summary:
             spent.kinds[verdict.kind] += 1
             self.findings[verdict.kind] += 1
             self.paths.append(str(outcome.path))
+            if self.strongest_verdict is None \
+                    or severity_key(verdict) < severity_key(self.strongest_verdict):
+                self.strongest, self.strongest_verdict = str(outcome.path), verdict
         elif verdict.kind in COUNTED:
             self.counted[verdict.kind] += 1
         elif harness.is_harness_error(verdict):
@@ -105,7 +115,7 @@ class Summary:
                 "harness_errors": self.harness_errors, "harness_messages": self.harness_messages,
                 "stopped": self.stopped,
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
-                "corpus": self.paths,
+                "corpus": self.paths, "strongest": self.strongest,
                 "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())}}
 
 
@@ -115,9 +125,10 @@ class Loop:
 
     def __init__(self, settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
                  should_stop: Callable[[], bool] = lambda: False) -> None:
+        settings.check_resume()
         settings.out.mkdir(parents=True, exist_ok=True)
         self.settings, self.on_outcome, self.should_stop = settings, on_outcome, should_stop
-        self.ledger = Ledger(settings.out / STATE_FILE, settings.ledger_key(), settings.resume)
+        self.ledger = Ledger(settings.out, settings.ledger_key(), settings.resume)
         self.errors = harness.HarnessLog(settings.out / harness.DIRECTORY)
         self.summary = Summary()
         self.start = time.monotonic()
@@ -144,10 +155,14 @@ class Loop:
         hand it to the hook, and apply the stop rule. Never raises."""
         try:
             self.ledger.mark(outcome.index)
-        except Exception as err:  # a full disk: the case ran, resume may run it again
-            if not harness.is_harness_error(outcome.verdict):
+        except Exception as err:  # the case ran; resume may run it again
+            if isinstance(err, OSError) and not outcome.unwritable:
+                outcome.unwritable = write_failure(err)
+            if outcome.path is None and not harness.is_harness_error(outcome.verdict):
                 outcome.verdict = harness.error_verdict("saving state", err)
                 details = harness.traceback_text(err)
+            elif outcome.path is not None:  # its case file is saved: the finding stands
+                self.summary.harness_error(harness.error_verdict("saving state", err).message)
         if harness.is_harness_error(outcome.verdict):
             self.errors.record(outcome.verdict.message, case=replay, details=details,
                                where={"campaign_seed": self.settings.seed,
@@ -157,6 +172,9 @@ class Loop:
         self.summary.add(outcome)
         self.summary.elapsed = time.monotonic() - self.start
         self._report(outcome)
+        if outcome.unwritable and not self.summary.stopped:
+            self.summary.stopped = (f"stopped at case {outcome.index}: {outcome.unwritable}; "
+                                    f"the {len(self.summary.paths)} findings saved are kept")
         if self.errors.tripped() and not self.summary.stopped:
             self.summary.stopped = self.errors.stop_message()
 
@@ -182,6 +200,13 @@ class Loop:
         self.summary.elapsed = time.monotonic() - self.start
         self.summary.ledger_cases = len(self.ledger.done)
         return self.summary
+
+
+def unsaved(index: int, verdict: Verdict, err: OSError) -> str:
+    """``Outcome.unwritable`` for case ``index`` whose file could not be written."""
+    what = f"its {verdict.kind} finding was not saved (rerun the campaign to regenerate it); " \
+        if verdict.is_finding else ""
+    return what + write_failure(err)
 
 
 def save_new(out: Path, name: str, data: bytes) -> tuple[Path, bool]:

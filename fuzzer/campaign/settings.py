@@ -14,10 +14,13 @@ import torch
 
 from fuzzer.campaign import guided
 from fuzzer.corpus.case import Case
+from fuzzer.corpus.ledger import DEFAULT_SURFACE, campaigns_in, ledger_path, same_campaign
+from fuzzer.errors import InputError
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.execute.workers import Recycle
 from fuzzer.gen import inputs, strategy
+from fuzzer.gen.strategy import DRAWS
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import COUNTED
 from fuzzer.judge.oracle import Verdict
@@ -32,7 +35,7 @@ class Settings:
     seed: int = 0
     grammar: str = "mixed"
     dtypes: tuple[str, ...] = ("float32", "bfloat16", "float16")
-    draws: int = 4
+    draws: int = DRAWS
     workers: int = 1
     gpus: tuple[int, ...] | None = None  # --gpus: indices of the visible GPUs (default all)
     recipe: Recipe = Recipe()  # how every case compiles and is judged
@@ -67,7 +70,54 @@ class Settings:
             key["flags"] = dict(sorted(recipe.flags.to_dict().items()))
         if self.search != "random":
             key["search"] = self.search
+        if self.draws != DRAWS:
+            key["draws"] = self.draws
         return key
+
+    def check_resume(self) -> None:
+        """``--resume`` continues the campaign these settings describe; InputError, naming the
+        flags that differ, when ``out`` holds only other campaigns. (Nothing recorded at all:
+        a new campaign starts.)"""
+        if not self.resume or ledger_path(self.out, self.ledger_key()).exists():
+            return
+        held = campaigns_in(self.out)
+        if not held or any(same_campaign(key, self.ledger_key()) for _, key in held):
+            return
+        differ = "; ".join(key_difference(held[0][1], self.ledger_key()))
+        raise InputError(f"--resume: {self.out} holds another campaign: {differ}. Give the "
+                         "recorded flags to resume it, or leave out --resume to start a new "
+                         "campaign beside it (each keeps its own ledger)")
+
+
+# The flag that sets each field of a ledger key, and the value a field left out stands for.
+FLAGS = {"seed": "--seed", "grammar": "--grammar", "dtypes": "--dtype", "backend": "--backend",
+         "seed_model": "--seed-model", "strategies": "--strategy", "policy": "--policy",
+         "config": "--inductor-config", "surface": "--dynamic/--mode/--training",
+         "search": "--search", "draws": "--draws"}
+LEFT_OUT = {"policy": "float64", "config": {}, "search": "random", "draws": DRAWS,
+            "surface": DEFAULT_SURFACE}
+
+
+def _filled(key: dict) -> dict:
+    return {**LEFT_OUT, **key}
+
+
+def key_difference(recorded: dict, key: dict) -> list[str]:
+    """The flags whose values differ between a recorded campaign and this one, as a person
+    reads them: ``--seed (recorded 13, now 0)``."""
+    old, new = _filled(recorded), _filled(key)
+
+    def shown(value: object) -> str:
+        if isinstance(value, list):
+            return ",".join(map(str, value))
+        if isinstance(value, dict):
+            return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                            for k, v in sorted(value.items())) or "none"
+        return str(value) if value != "" else "none"
+
+    return [f"{FLAGS.get(field, field)} (recorded {shown(old.get(field))}, now "
+            f"{shown(new.get(field))})" for field in sorted(set(old) | set(new), key=str)
+            if old.get(field) != new.get(field)]
 
 
 def case_seed(seed: int, index: int) -> int:

@@ -9,50 +9,124 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fuzzer.cli.common import UserError, main, parse_duration, resolve_device, stamped, strict_json
-from fuzzer.corpus.case import Case
-from fuzzer.corpus.files import atomic_write
-from fuzzer.judge.key import DivergenceKey
-from fuzzer.judge.oracle import Verdict
+from fuzzer.cli.common import (
+    UserError,
+    main,
+    parse_duration,
+    resolve_device,
+    stamped,
+    strict_json,
+    writable,
+)
 
 if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
+    from rich.table import Table
+
+    from fuzzer.corpus.case import Case
     from fuzzer.execute.workers import Runner
+    from fuzzer.judge.oracle import OutputVerdict, Verdict
     from fuzzer.reduce.minimize import MinimizeResult
 
 
-def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
+# How each differing element reads in a verdict table, and its colour.
+ROLES = {"strong": ("strong evidence", "bold red"), "weak": ("regress, weak", "yellow"),
+         "regress": ("regress", "red"), "benign": ("benign", "green")}
+LEGEND = ("[bold red]strong evidence[/]: compiled further from float64 than eager, float64 clear "
+          "of the boundary beyond eager's own noise (what makes the finding); [yellow]regress, "
+          "weak[/]: further, but within eager's noise; [green]benign[/]: compiled at least as "
+          "close to float64 as eager")
+
+
+def print_verdict(case: Case, verdict: Verdict, outputs: dict, title: str = "") -> None:
+    """The verdict, a row per output (named as in repro.py), and the differing elements of each,
+    every element marked as strong evidence, a weak regression or benign."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(width=120)
-    console.print(f"[bold]{verdict.summary()}[/]  ({len(case.graph)} ops, {case.dtype}, "
-                  f"{case.device}, backend {case.recipe.backend})")
+    console.print(f"[bold]{escape(title + verdict.summary())}[/]  ({len(case.graph)} ops, "
+                  f"{case.dtype}, {case.device}, backend {case.recipe.backend})")
     if case.device.startswith("cuda") and case.recipe.flags is not None:
         console.print(f"torch.backends flags: {case.recipe.flags.label()}")
     if verdict.sdpa:
         console.print(f"eager's scaled_dot_product_attention ran on {', '.join(verdict.sdpa)}")
     table = Table(title="outputs")
-    for col in ("#", "node", "dtype", "verdict", "detail"):
+    for col in ("#", "value", "dtype", "verdict", "detail"):
         table.add_column(col)
     for o in verdict.outputs:
         d = o.details
         detail = d.get("reason", "")
         if "count" in d:
-            detail = f"{d['count']}/{d['total']} differ " + detail
-        table.add_row(str(o.output), str(o.node), o.dtype, o.kind, detail)
+            strong = f", {d['strong']} strong" if isinstance(d.get("strong"), int) else ""
+            detail = f"{d['count']}/{d['total']} differ{strong} " + detail
+        table.add_row(str(o.output), value_name(case, o), o.dtype, _styled_kind(o.kind),
+                      escape(detail.strip()))
     console.print(table)
+    shown = False
     for o in verdict.outputs:
         elements = o.details.get("elements")
-        if not elements:
-            continue
-        el = Table(title=f"output {o.output}: differing elements")
-        for col in ("index", "eager", "compiled", "float64", "ulps from boundary",
-                    "eager's noise (ulps)"):
-            el.add_column(col)
-        for e in elements:
-            el.add_row(str(tuple(e["index"])), str(e["eager"]), str(e["compiled"]),
-                       str(e["fp64"]), str(e.get("ulps", "")), str(e.get("eager_noise_ulps", "")))
-        console.print(el)
+        if elements:
+            console.print(_element_table(case, o, elements))
+            shown = True
+    if shown:
+        console.print(LEGEND)
+
+
+def _element_table(case: Case, output: OutputVerdict, elements: list[dict]) -> Table:
+    from rich.table import Table
+
+    from fuzzer.judge.oracle import ulps_text
+
+    table = Table(title=f"{value_name(case, output)} (output {output.output}): differing "
+                        "elements")
+    for col in ("index", "eager", "compiled", "float64", "evidence", "ulps from boundary",
+                "eager's noise (ulps)"):
+        table.add_column(col)
+    for e in elements:
+        label, style = ROLES[_role(output.kind, e)]
+        table.add_row(str(tuple(e["index"])), _number(e.get("eager")),
+                      _number(e.get("compiled")), _number(e.get("fp64")),
+                      f"[{style}]{label}[/]",
+                      ulps_text(e.get("ulps")) if "ulps" in e else "",
+                      ulps_text(e.get("eager_noise_ulps")) if "eager_noise_ulps" in e else "")
+    return table
+
+
+def _role(kind: str, element: dict) -> str:
+    """strong, weak, regress or benign: what one differing element says (``ROLES``)."""
+    from fuzzer.judge.kinds import Kind
+
+    if "regresses" not in element:  # a float output's element: the output's kind says it
+        return "benign" if kind == Kind.BENIGN else "regress"
+    if not element["regresses"]:
+        return "benign"
+    return "strong" if element.get("strong") else "weak"
+
+
+def _styled_kind(kind: str) -> str:
+    from fuzzer.judge.kinds import COUNTED, SEVERITY, Kind
+
+    style = "bold red" if kind in SEVERITY else "yellow" if kind == Kind.WEAK_FLIP \
+        else "green" if kind in COUNTED else ""
+    return f"[{style}]{kind}[/]" if style else str(kind)
+
+
+def _number(value: object) -> str:
+    """A value as repro.py prints it: ``nan`` and ``inf`` for non-finite floats."""
+    return "nan" if value is None else str(value)
+
+
+def value_name(case: Case, output: OutputVerdict) -> str:
+    """What repro.py calls an output (``v5``), or a gradient (``grad of p2``)."""
+    graph = case.graph
+    gradient = output.details.get("gradient_of")
+    try:
+        if isinstance(gradient, int):
+            return f"grad of {graph.var(gradient)}"
+        return graph.var(output.node)
+    except (KeyError, IndexError, AttributeError):  # a node no longer in this graph
+        return f"node {output.node}"
 
 
 @main.command()
@@ -64,7 +138,10 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict) -> None:
 @click.option("--timeout", type=float, default=300, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) -> None:
-    """Re-run a case file (or a model .py file) and print the verdict table."""
+    """Re-run a case file (or a model .py file) and print the verdict table.
+
+    Exit 1: it diverges (for a model file: the model itself does); 0: it does not; 2: bad
+    input."""
     from fuzzer.corpus.replay import replay_case
     from fuzzer.user.capture import load_target
 
@@ -83,8 +160,9 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
 
 
 def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
-    """A model file: its own Model judged beside its capture (the graph numfuzz minimizes),
-    saying so when they differ. Exit 1 when the file's own Model diverges."""
+    """A model file gets one verdict: its own Model's (judged with what its capture knows of the
+    heads); the capture's, the graph minimize and triage work on, is shown only when it differs.
+    Exit 1 when the file's own Model diverges."""
     from fuzzer.execute.workers import Runner
     from fuzzer.user.verify import verify_capture
 
@@ -94,18 +172,15 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     finally:
         runner.close()
     own, captured = check.original, check.case.verdict
-    agree = DivergenceKey.of(own) == DivergenceKey.of(captured)
     if as_json:
         click.echo(strict_json({"case": case.origin["model_file"], "verdict": own.to_dict(),
-                                "captured_verdict": captured.to_dict(), "same": agree}))
+                                "captured_verdict": captured.to_dict(), "same": check.agree}))
     else:
-        click.echo(f"Model itself: {own.summary()}")
-        click.echo(f"its capture:  {captured.summary()}")
-        if not agree:
-            click.echo("they differ: Model itself is judged on its outputs alone, the capture "
-                       "also by its heads' distances to their boundaries; minimize and triage "
-                       "work on the capture", err=True)
-        print_verdict(check.case, captured, check.outputs)
+        print_verdict(check.case, own, check.original_outputs,
+                      title=f"{case.origin['model_file']}: ")
+        if not check.agree:
+            click.echo(f"its capture differs (the graph minimize and triage work on): "
+                       f"{captured.summary()}")
     sys.exit(1 if own.is_finding else 0)
 
 
@@ -135,12 +210,17 @@ def corpus_list(directory: Path, as_json: bool) -> None:
     from rich.table import Table
 
     table = Table(title=f"{directory}: {len(rows)} case files")
-    for col in ("file", "kind", "evidence", "output", "ops", "dtype", "device", "age"):
+    for col in ("file", "kind", "evidence", "output", "ops", "dtype", "device", "campaign",
+                "age"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["file"], r["kind"], r["evidence"], str(r["output"]), str(r["ops"]),
-                      r["dtype"], r["device"], r["age"])
+        table.add_row(r["file"], r["kind"], r["evidence"], _blank(r["output"]), _blank(r["ops"]),
+                      r["dtype"], r["device"], r["campaign"], r["age"])
     Console(width=140).print(table)
+
+
+def _blank(value: object) -> str:
+    return "" if value is None else str(value)
 
 
 # ------------------------------------------------------------------ minimize
@@ -170,10 +250,11 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     from fuzzer.execute.workers import Runner
     from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.reduce.minimize import minimize as shrink
-    from fuzzer.reduce.repro import write_repro
     from fuzzer.user.capture import load_target
 
     seconds = parse_duration(duration)
+    writable(out or Path("reports") / "min", "-o")
+    writable(corpus, "--corpus")
     case = load_target(target, seed)
     runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
     log_lines: list[str] = []
@@ -195,14 +276,11 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
         sys.exit(3)
     finally:
         runner.close()
-    out.mkdir(parents=True, exist_ok=True)
-    result.case.save(out / "case.pt")
-    repro = write_repro(result.case, out)
     rows = result.table()
     log_lines += [f"{what}: {before} -> {after}" if before else f"{what}: {after}"
                   for what, before, after in rows]
     log_lines += result.pass_lines()
-    atomic_write(out / "minimize.log", "\n".join(log_lines) + "\n")
+    repro = _save_minimized(result, out, log_lines)
     if as_json:
         click.echo(strict_json({"case": str(out / "case.pt"), "repro": str(repro),
                                 "verdict": result.case.verdict.to_dict(),
@@ -216,14 +294,30 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     sys.exit(1 if reproduces else 3)
 
 
+def _save_minimized(result: MinimizeResult, out: Path, log_lines: list[str]) -> Path:
+    """case.pt, repro.py and minimize.log in ``out``; a write that fails is one line."""
+    from fuzzer.corpus.files import atomic_write, write_failure
+    from fuzzer.reduce.repro import write_repro
+
+    try:
+        result.case.save(out / "case.pt")
+        repro = write_repro(result.case, out)
+        atomic_write(out / "minimize.log", "\n".join(log_lines) + "\n")
+    except OSError as err:
+        raise UserError(f"minimized, but the result is not saved: {write_failure(err)}") \
+            from None
+    return repro
+
+
 def _captured_divergence(case: Case, runner: Runner, progress: Callable[[str], None]) -> Case:
     """A model file's case, after checking it diverges the way the file itself does."""
+    from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.user.verify import verify_capture
 
     check = verify_capture(case, runner)
     progress(check.message)
     if not check.reproduces:
-        raise UserError(check.message)
+        raise NotReproducible(check.message)
     return check.case
 
 
@@ -254,14 +348,10 @@ def repro_command(target: Path, out: Path) -> None:
 
     It needs only torch: `python OUT/repro.py` exits 1 when the divergence reproduces, 0 when it
     does not, 2 when it cannot run."""
+    from fuzzer.corpus.case import Case
     from fuzzer.reduce.repro import write_repro
 
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a directory")
+    writable(out, "-o")
     case = Case.load(target)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"{out}: cannot create it: {err.strerror or err}") from None
     path = write_repro(case, out)
     click.echo(f"{path}  ({case.verdict.summary() if case.verdict else 'no verdict'})")

@@ -2,17 +2,22 @@
 
 Exit codes: 0 ok, 1 findings present (for ``replay``: the divergence reproduces), 2 usage or input
 error. Every user error is one line on stderr, never a traceback: the group itself turns the
-pipeline's validation errors (``fuzzer.errors.InputError``) into ``UserError``, so no command
-wraps them on its own.
+pipeline's validation errors (``fuzzer.errors.InputError``) and a failed read or write of the
+environment (``OSError``: a full disk, a folder made read-only under a running command) into
+``UserError``, so no command wraps them on its own. Output folders are checked before any work
+starts (``writable``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -38,9 +43,23 @@ class NumfuzzGroup(click.Group):
             return super().invoke(ctx)
         except (InputError, HarnessError) as err:  # CaseError, StoreError, InvalidGraph …
             raise UserError(str(err)) from None
+        except OSError as err:  # the environment failed under a running command
+            from fuzzer.corpus.files import os_failure
+
+            raise UserError(os_failure(err)) from None
         except KeyboardInterrupt:
-            click.echo("numfuzz: interrupted; everything found so far is saved", err=True)
+            click.echo(f"numfuzz: interrupted; everything found so far is saved"
+                       f"{resume_hint(ctx)}", err=True)
             sys.exit(130)
+
+
+def resume_hint(ctx: click.Context) -> str:
+    """How to continue an interrupted ``run``: the same command with ``--resume``."""
+    if ctx.invoked_subcommand != "run":
+        return ""
+    args = [a for a in sys.argv[1:] if a != "--resume"]
+    return (f"; to continue: numfuzz {shlex.join(args)} --resume (with the same campaign "
+            "flags: seed, grammar, dtype, backend, strategies, compile options)")
 
 
 @click.group(cls=NumfuzzGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -53,19 +72,46 @@ def main(trusted: tuple[str, ...]) -> None:
     for name in trusted:
         if ":" not in name:
             raise UserError(f"--trust-backend takes module:function, got {name!r}")
+        importable_backend(name, "--trust-backend")
         trust_backend(name)
+
+
+def writable(folder: Path, option: str) -> Path:
+    """An output folder checked before any work starts (``corpus.files.ready_to_write``)."""
+    from fuzzer.corpus.files import ready_to_write
+
+    return ready_to_write(folder, option)
 
 
 def trusted_on_command_line(backend: str) -> str:
     """A ``--backend`` the user typed: registered names are checked, module:function is trusted
     (its case files load in this process and the workers it starts)."""
     if ":" in backend:
+        importable_backend(backend, "--backend")
         trust_backend(backend)
         return backend
     try:
         return check_backend(backend)
     except InputError as err:
         raise UserError(str(err)) from None
+
+
+def importable_backend(name: str, option: str) -> None:
+    """A ``module:function`` backend the user named, imported once here before any work: a typo
+    is one line now, not a harness error on every case. It runs the user's own module, which
+    naming it on the command line allows; the workers find it the same way (the current
+    directory first on the path)."""
+    from fuzzer.execute.recipe import resolve_backend
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        backend = resolve_backend(name)
+    except Exception as err:
+        raise UserError(f"{option} {name}: cannot import it: {type(err).__name__}: "
+                        f"{' '.join(str(err).split())[:200]}") from None
+    if not callable(backend):
+        raise UserError(f"{option} {name}: is a {type(backend).__name__}, not a function")
 
 
 def parse_duration(text: str | None) -> float | None:

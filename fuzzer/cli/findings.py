@@ -1,11 +1,12 @@
 """``numfuzz triage``, ``nightly`` and ``findings``: from a divergence to a bug report.
 
-``triage CASE``: which knob or compiler stage makes the divergence vanish (exit 0; 1 when the case
-does not reproduce in a fresh compile). ``nightly``: what cron runs (exit 0 whenever the night ran).
-``findings``: the store as a ranked table with each cause's upstream issue, then the known causes
-hit; ``--filed`` / ``--wontfix`` record a cause's upstream issue, ``--recheck`` first replays open
-findings on the installed torch, ``--upstream`` searches GitHub for likely duplicates. Bad input
-is one line on stderr and exit 2.
+``triage CASE``: which knob or compiler stage makes the divergence vanish (exit 0; 3 when the case
+does not reproduce in a fresh compile, as for ``minimize``). ``nightly``: what cron runs (exit 0
+for a clean night, 1 for one with harness errors, 2 for one stopped early). ``findings``: the
+store as a ranked table with each cause's upstream issue, then the known causes hit; ``--filed`` /
+``--wontfix`` record a cause's upstream issue, ``--recheck`` first replays open findings on the
+installed torch, ``--upstream`` searches GitHub for likely duplicates. Bad input is one line on
+stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fuzzer.cli.common import (
     recipe_of,
     resolve_device,
     strict_json,
+    writable,
 )
 from fuzzer.judge.kinds import POLICIES
 
@@ -65,7 +67,11 @@ def _knobs(text: str | None) -> tuple[str, ...] | None:
 def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, timeout: float,
                    as_json: bool) -> None:
     """Which knob or compiler stage makes a case's divergence go away, and its cause signature
-    (taken as the nightly takes it: see ``triage.signature``)."""
+    (taken as the nightly takes it: see ``triage.signature``).
+
+    Exit 0: attributed (the table says which knobs, if any, make it vanish); 3: the case does not
+    reproduce in a fresh compile, so there is nothing to attribute; 2: bad input (a file that is
+    not a case, or records no divergence)."""
     from fuzzer.corpus.case import Case
     from fuzzer.execute.pool import RunnerPool
     from fuzzer.triage.attribute import attribute, bisect_summary, knob_named, run_bisect
@@ -96,7 +102,7 @@ def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, 
                                 "attribution": attribution.to_dict()}))
     else:
         _print_attribution(case, attribution, sig, caveat)
-    sys.exit(0 if attribution.reproduces else 1)
+    sys.exit(0 if attribution.reproduces else 3)
 
 
 def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
@@ -185,6 +191,9 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
     seconds = parse_duration(duration)
     if seconds is None and cases is None:
         raise UserError("give a budget: --time (e.g. 6h) or --cases N")
+    writable(reports, "--reports")
+    if corpus is not None:
+        writable(corpus, "--corpus")
     device = resolve_device(device)
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
     campaign = Settings(device=device, cases=cases, grammar=grammar, workers=workers,
@@ -250,6 +259,8 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
 
     if not (reports / DB_NAME).is_file():
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
+    if recheck or upstream or filed or wontfix:  # they record what they find in the store
+        writable(reports, "--reports")
     known_file = known_file or KNOWN_FILE
     entries(known_file)  # a malformed file is one line and exit 2 before anything changes
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
@@ -406,6 +417,7 @@ def export_command(out: Path, reports: Path) -> None:
 
     if not (reports / DB_NAME).is_file():
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
+    writable(out, "--pytest")
     with Store.in_reports(reports) as store:
         findings = [f for f in store.findings(status="open") if f.case_path]
     for finding in findings:

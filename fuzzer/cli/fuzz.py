@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING
 import click
 
 from fuzzer.campaign.guided import SEARCHES
-from fuzzer.campaign.harness import FIRST, is_harness_error
-from fuzzer.campaign.loop import Outcome, Summary
-from fuzzer.campaign.settings import Settings
 from fuzzer.cli.common import (
     UserError,
     compile_options,
@@ -25,13 +22,16 @@ from fuzzer.cli.common import (
     stamped,
     strict_json,
     supported_dtypes,
+    writable,
 )
-from fuzzer.execute.workers import default_cuda_workers
-from fuzzer.gen.strategy import STRATEGIES, parse_weights
+from fuzzer.gen.strategy import DRAWS, STRATEGIES
 from fuzzer.judge.kinds import COUNTED, POLICIES, Kind
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays light
     from rich.table import Table
+
+    from fuzzer.campaign.loop import Outcome, Summary
+    from fuzzer.campaign.settings import Settings
 
 
 @main.command()
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
               show_default=True)
 @click.option("--dtype", type=click.Choice(["all", "fp32", "bf16", "fp16"]), default="all",
               show_default=True)
-@click.option("--draws", type=click.IntRange(1, 64), default=4, show_default=True,
+@click.option("--draws", type=click.IntRange(1, 64), default=DRAWS, show_default=True,
               help="Input draws per compiled model.")
 @click.option("--workers", type=click.IntRange(min=1),
               help="Worker processes [default: 1 on the CPU; on CUDA, as many per GPU as its "
@@ -91,14 +91,24 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         strategies: tuple[str, ...], seed_model: Path | None, engine: str,
         ray_address: str | None, allow_mixed_versions: bool, dynamic: bool, mode: str,
         inductor_config: tuple[str, ...], training: bool, search: str, as_json: bool) -> None:
-    """Fuzz: generate models, run eager/compiled/float64, save findings to --out."""
+    """Fuzz: generate models, run eager/compiled/float64, save findings to --out.
+
+    Exit 0: the campaign ran and found nothing; 1: it saved findings; 2: bad input, an output
+    folder it cannot write, or a campaign stopped early (everything found before is kept)."""
     from fuzzer.campaign.local import run_campaign
+    from fuzzer.campaign.settings import Settings
+    from fuzzer.execute.workers import default_cuda_workers
+    from fuzzer.gen.strategy import parse_weights
 
     seconds = parse_duration(duration)
+    writable(out, "--out")
     if cases is None and seconds is None:
         cases = 50
     device = resolve_device(device)
     chosen = parse_gpus(gpus)
+    if chosen is not None and device != "cuda":
+        raise UserError(f"--gpus {gpus}: this run is on the {device.upper()}; --gpus picks CUDA "
+                        "devices (give --device cuda, or leave out --gpus)")
     if workers is None:
         workers = default_cuda_workers(chosen) if device == "cuda" else 1
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
@@ -174,6 +184,8 @@ class CampaignReport:
         return summary
 
     def _log_outcome(self, outcome: Outcome) -> None:
+        from fuzzer.campaign.harness import is_harness_error
+
         v = outcome.verdict
         if v.is_finding:
             tag = "" if outcome.new else " (already in corpus)"
@@ -198,6 +210,8 @@ class CampaignReport:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+
+        from fuzzer.campaign.harness import FIRST, is_harness_error
 
         s = self.settings
         counts: Counter = Counter()
@@ -261,6 +275,30 @@ class CampaignReport:
             console.print(f"hint: {hint}")
         if summary.strategies:
             console.print(strategy_table(summary))
+        for line in next_steps(self.settings, summary):
+            click.echo(line)
+
+
+def next_steps(settings: Settings, summary: Summary) -> list[str]:
+    """What to run next: on the strongest finding, replay, minimize and triage; with none, a
+    longer campaign under another seed."""
+    import shlex
+
+    if summary.stopped:
+        return []
+    if not summary.strongest:
+        return ["no findings; next: a longer campaign under another seed, e.g. "
+                f"numfuzz run --seed {settings.seed + 1} --time 1h --out {settings.out}"]
+    case = shlex.quote(summary.strongest)
+    minimized = shlex.quote(str(Path("reports") / "min" / Path(summary.strongest).stem))
+    backend = settings.recipe.backend  # a module:function one must be trusted again
+    numfuzz = f"numfuzz --trust-backend {shlex.quote(backend)}" if ":" in backend else "numfuzz"
+    return [f"strongest finding: {summary.strongest_verdict.summary()}",
+            "next: replay it, shrink it to a standalone repro.py, find the knob that makes it "
+            f"vanish (all findings: numfuzz corpus list {shlex.quote(str(settings.out))})",
+            f"  {numfuzz} replay {case}",
+            f"  {numfuzz} minimize {case} -o {minimized}",
+            f"  {numfuzz} triage {minimized}/case.pt"]
 
 
 def strategy_table(summary: Summary) -> Table:

@@ -29,6 +29,7 @@ from fuzzer.judge.oracle import Verdict
 
 FORMAT = "numfuzz-case"
 VERSION = 1
+ARCHIVE_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive: anything else is not a case
 
 
 def versions() -> dict[str, str]:
@@ -121,6 +122,9 @@ class Case:
         path = Path(path)
         if not path.is_file():
             raise CaseError(f"{path}: no such case file")
+        with path.open("rb") as f:
+            if f.read(len(ARCHIVE_MAGIC)) != ARCHIVE_MAGIC:  # random bytes, text, a raw pickle
+                raise CaseError(f"{path}: not a numfuzz case file (not a torch.save archive)")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -28,6 +28,12 @@ def _age(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
+def campaign_of(case: Case) -> str:
+    """Which campaign found a case (``seed 13 #9``): one folder holds many, told apart so."""
+    seed, index = case.origin.get("campaign_seed"), case.origin.get("index")
+    return f"seed {seed} #{index}" if seed is not None and index is not None else ""
+
+
 def corpus_rows(directory: Path) -> list[dict]:
     """One row per case file; unreadable files are listed as such, never fatal."""
     rows = []
@@ -38,11 +44,12 @@ def corpus_rows(directory: Path) -> list[dict]:
             case = Case.load(path)
         except CaseError as err:
             rows.append({"file": path.name, "kind": "unreadable", "evidence": "", "output": None,
-                         "ops": None, "dtype": "", "device": "", "age": age, "error": str(err)})
+                         "ops": None, "dtype": "", "device": "", "campaign": "", "age": age,
+                         "error": str(err)})
             continue
         v = case.verdict
         rows.append({"file": path.name, "kind": str(v.kind) if v else "none",
                      "evidence": v.evidence if v else "", "output": v.output if v else None,
                      "ops": len(case.graph), "dtype": case.dtype, "device": case.device,
-                     "age": age})
+                     "campaign": campaign_of(case), "age": age})
     return rows

@@ -95,6 +95,7 @@ class Programs:
     model: Callable
     trace: Callable  # {node id: value} for every node (nodewise) or for the outputs only
     nodewise: bool = True  # False for a model file judged as itself: no graph to trace through
+    eager_values: dict = field(default_factory=dict)  # not nodewise: what is known of its nodes
 
     @classmethod
     def build(cls, graph: Graph) -> Programs:
@@ -212,7 +213,8 @@ def _eager_runs(programs: Programs, args: list[torch.Tensor], recipe: Recipe
     with flags.sdpa_pinned([pinned] if pinned else []):
         with flags.recording_sdpa() as seen:
             eager_all = run(programs.model, args)
-        eager_values = programs.trace(*args) if programs.nodewise else {}
+        eager_values = programs.trace(*args) if programs.nodewise \
+            else dict(programs.eager_values)
         again = [eager_values[o] for o in programs.graph.outputs] if programs.nodewise \
             else _forward(programs.model, args)
         if training:

@@ -15,10 +15,9 @@ import math
 import torch
 
 from fuzzer.gen import domains
+from fuzzer.gen.strategy import MAGNITUDES
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
-
-MAGNITUDES = ("normal", "large", "boundary", "tiny")  # the default domains of a model's draws
 
 Inputs = dict[str, torch.Tensor]
 

@@ -15,15 +15,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fuzzer.errors import InputError
-from fuzzer.gen import edge, grammar
-from fuzzer.gen.grammar import Builder
-from fuzzer.gen.inputs import MAGNITUDES
-from fuzzer.ir import ops
-from fuzzer.ir.graph import Graph
+
+if TYPE_CHECKING:  # torch-free at import: the command line lists STRATEGIES without torch
+    from fuzzer.gen.grammar import Builder
+    from fuzzer.ir.graph import Graph
 
 SALT = 0x5EED_57A7
+MAGNITUDES = ("normal", "large", "boundary", "tiny")  # the default domains of a model's draws
+DRAWS = 4  # input draws per case unless --draws says otherwise
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,8 @@ def choose(case_seed: int, weights: dict[str, float]) -> Strategy:
 
 def generate(strategy: Strategy, seed: int, grammar_name: str, dtype: str) -> Graph:
     """The program of a case under ``strategy``."""
+    from fuzzer.gen import grammar
+
     if strategy.name == "cast-roundtrip":  # the first seed from here whose model keeps one
         for attempt in range(seed, seed + 50):
             graph = grammar.generate(attempt, grammar_name, dtype, [grammar.hazard_cast], 3.0)
@@ -94,11 +98,15 @@ def generate(strategy: Strategy, seed: int, grammar_name: str, dtype: str) -> Gr
     if strategy.model:
         others = [h for h in grammar.HAZARDS if h is not grammar.hazard_cast]
         return grammar.generate(seed, grammar_name, dtype, others)
-    return _small(BODIES[strategy.name], seed, dtype)
+    return _small(_body(strategy.name), seed, dtype)
 
 
 def _small(body: Callable[[Builder], tuple[int, list[int]]], seed: int, dtype: str) -> Graph:
     """An edge body and its heads: the value itself, or an encoding of it."""
+    from fuzzer.gen import grammar
+    from fuzzer.gen.grammar import Builder
+    from fuzzer.ir import ops
+
     b = Builder(random.Random(seed), dtype)
     y, taps = body(b)
     outputs = [y]
@@ -120,6 +128,8 @@ def _small(body: Callable[[Builder], tuple[int, list[int]]], seed: int, dtype: s
 def for_training(graph: Graph) -> Graph:
     """The graph with the float value under each discrete head as an output too: a training run
     differentiates float outputs only, and a model ending in encoding heads has none."""
+    from fuzzer.ir import ops
+
     graph = graph.copy()
     floats = [graph.node(o).inputs[0] for o in graph.outputs
               if graph.node(o).dtype not in ops.FLOAT_DTYPES and graph.node(o).inputs
@@ -128,5 +138,9 @@ def for_training(graph: Graph) -> Graph:
     return graph
 
 
-BODIES = {"special-functions": edge.special_body, "decimal": edge.decimal_body,
-          "integer": edge.integer_body, "shapes": edge.shapes_body}
+def _body(name: str) -> Callable[[Builder], tuple[int, list[int]]]:
+    """The edge body of a small-program strategy (``gen.edge``)."""
+    from fuzzer.gen import edge
+
+    return {"special-functions": edge.special_body, "decimal": edge.decimal_body,
+            "integer": edge.integer_body, "shapes": edge.shapes_body}[name]

@@ -133,9 +133,11 @@ class Verdict:
     def _details_summary(self, out: OutputVerdict) -> str:
         d = out.details
         if self.kind in FLIPS or (self.kind == Kind.BENIGN and "fp64_agrees" in d):
+            strong = f" ({d['strong']} strong evidence)" \
+                if self.kind == Kind.INT_FLIP and isinstance(d.get("strong"), int) else ""
             return (f"{self.kind} ({d.get('evidence', '?')} evidence) in {self.place} "
                     f"({out.dtype}): {d['count']}/{d['total']} "
-                    f"elements differ, max |diff| {d['max_abs_diff']}, "
+                    f"elements differ{strong}, max |diff| {d['max_abs_diff']}, "
                     f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
                     f"{d['fp64_agrees']['compiled']}" + _distance(d) + _parity(self.kind, d))
         if self.kind in (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.BENIGN,
@@ -162,9 +164,17 @@ def _parity(kind: str, details: dict) -> str:
 
 
 def _distance(details: dict) -> str:
-    if details.get("max_ulps") is None:
+    low, high = details.get("min_ulps"), details.get("max_ulps")
+    if high is None:
         return ""
-    return f"; {details['min_ulps']}..{details['max_ulps']} ulps from the boundary"
+    span = ulps_text(low) if low == high else f"{ulps_text(low)} to {ulps_text(high)}"
+    return f"; {span} ulps from the boundary"
+
+
+def ulps_text(value: float | None) -> str:
+    """A distance in ulps as ``repro.py`` prints it: three significant digits, and ``nan``
+    where float64 itself was not finite (the record holds None)."""
+    return "nan" if value is None else f"{value:.3g}"
 
 
 def severity_key(v: Verdict) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 from fuzzer.user.lift import fuse_heads, generic_ops
 from fuzzer.user.translate import Translator, dynamo_graph
-from fuzzer.user.verify import check_faithful
+from fuzzer.user.verify import check_faithful, run_eager
 
 
 def load_target(path: Path, seed: int = 0) -> Case:
@@ -66,6 +66,7 @@ def capture_file(path: str | Path, seed: int = 0) -> Captured:
 def capture_module(model: torch.nn.Module, inputs: list[torch.Tensor],
                    where: str = "model") -> Captured:
     """Trace ``model`` on ``inputs`` with Dynamo and translate its graph; verify it bit for bit."""
+    expected = run_eager(model, inputs, where)  # a model that raises is reported as such
     # Tracing runs forward once, which may update buffers (BatchNorm in training mode) or the
     # inputs in place: trace a copy on clones, and record the untouched values.
     try:
@@ -90,7 +91,7 @@ def capture_module(model: torch.nn.Module, inputs: list[torch.Tensor],
     graph.remove_dead()
     fuse_heads(graph)
     values = {str(n): translator.values[str(n)] for n in graph.input_ids()}
-    check_faithful(model, inputs, graph, values, where)
+    check_faithful(expected, graph, values, where)
     return Captured(graph, values, _main_dtype(graph))
 
 

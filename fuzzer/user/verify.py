@@ -1,9 +1,12 @@
 """Is the captured case the user's model? Bit for bit in eager, and alike in divergence.
 
-``check_faithful``: the captured program must give the model's eager outputs bit for bit, or
-capture refuses. ``verify_capture``: the file's own model and its captured case run side by side
-in a worker (the file judged as itself, ``execute.original``); they must show the same divergence
-on the same output before anything is minimized.
+``run_eager``: the model on its own inputs, before anything is traced or compiled (a model that
+raises there is the user's to fix, said in one line with where). ``check_faithful``: the captured
+program must give the model's eager outputs bit for bit, or capture refuses. ``verify_capture``:
+the file's own model and its captured case run side by side in a worker (the file judged as
+itself, ``execute.original``, with the capture's knowledge of its heads, so both are graded by
+one rule); they must show the same divergence on the same output before anything is minimized.
+The file's own verdict is the one a user is told.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import torch
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.errors import CaptureError
-from fuzzer.execute.original import one_line, tensor_leaves
+from fuzzer.execute.original import one_line, raised_at, tensor_leaves
 from fuzzer.execute.pool import TaskRunner
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
@@ -27,13 +30,25 @@ from fuzzer.judge.oracle import Verdict
 from fuzzer.user.lift import generic_ops
 
 
-def check_faithful(model: torch.nn.Module, inputs: list[torch.Tensor], graph: Graph,
-                   values: dict[str, torch.Tensor], where: str) -> None:
-    """The captured program's eager outputs must be the model's, bit for bit."""
+def run_eager(model: torch.nn.Module, inputs: list[torch.Tensor],
+              where: str) -> list[torch.Tensor]:
+    """The model's eager outputs on its own inputs (a copy, on clones: forward may update
+    buffers or inputs). A model that raises here has nothing to compile: CaptureError saying
+    so, with the line of the user's file it raised from."""
     try:
-        expected = tensor_leaves(copy.deepcopy(model)(*[t.clone() for t in inputs]))
+        model = copy.deepcopy(model)
     except Exception as err:
-        raise CaptureError(f"{where}: Model fails on its own inputs: {one_line(err)}") from None
+        raise CaptureError(f"{where}: Model cannot be copied: {one_line(err)}") from None
+    try:
+        return tensor_leaves(model(*[t.clone() for t in inputs]))
+    except Exception as err:
+        raise CaptureError(f"{where}: Model itself raises in eager, before any compile: "
+                           f"{one_line(err)}{raised_at(err, where)}") from None
+
+
+def check_faithful(expected: list[torch.Tensor], graph: Graph, values: dict[str, torch.Tensor],
+                   where: str) -> None:
+    """The captured program's eager outputs must be the model's (``expected``), bit for bit."""
     program = render.load(render.render_model(graph), "model")
     args = [values[str(n)].clone() for n in graph.input_ids()]
     try:
@@ -51,8 +66,15 @@ class CaptureCheck:
     reproduces: bool
     message: str
     case: Case
-    original: Verdict | None = None
+    original: Verdict | None = None  # the file's own verdict: the one the user is told
     outputs: dict = field(default_factory=dict)  # the capture's eager/compiled/float64 outputs
+    original_outputs: dict = field(default_factory=dict)  # the file's own
+
+    @property
+    def agree(self) -> bool:
+        """The file and its capture show the same divergence (or both none)."""
+        return same_divergence(self.original, self.case.verdict) or \
+            not (self.original.is_finding or self.case.verdict.is_finding)
 
 
 def verify_capture(case: Case, runner: TaskRunner) -> CaptureCheck:
@@ -64,18 +86,20 @@ def verify_capture(case: Case, runner: TaskRunner) -> CaptureCheck:
     path, seed = case.origin["model_file"], case.origin["seed"]
     task = case.task(keep_outputs=True)
     task.model_file, task.seed = str(Path(path).resolve()), seed
-    original = runner.run(task).verdict
+    own = runner.run(task)
+    original = own.verdict
     replayed = replay_case(case, runner=runner)
     verdict, outputs = replayed.verdict, replayed.outputs
     case.verdict = verdict
     size = f"{len(case.graph)} ops, {generic_ops(case.graph)} generic"
     if not original.is_finding:
-        return CaptureCheck(False, f"{path}: Model does not diverge with --seed {seed} on "
-                            f"{case.device} ({original.summary()}); nothing to minimize",
-                            case, original, outputs)
-    if not same_divergence(original, verdict):
-        return CaptureCheck(False, f"{path}: Model shows {original.summary()}, but its captured "
-                            f"graph ({size}) shows {verdict.summary()}: not the same divergence",
-                            case, original, outputs)
-    return CaptureCheck(True, f"{path}: captured ({size}); the same divergence as Model itself: "
-                        f"{verdict.kind} in output {verdict.output}", case, original, outputs)
+        message = f"{path}: Model does not diverge with --seed {seed} on {case.device} " \
+                  f"({original.summary()})"
+    elif not same_divergence(original, verdict):
+        message = f"{path}: Model shows {original.summary()}, but its captured graph " \
+                  f"({size}) shows {verdict.summary()}: not the same divergence"
+    else:
+        message = f"{path}: captured ({size}); the same divergence as Model itself: " \
+                  f"{verdict.kind} in output {verdict.output}"
+    reproduces = original.is_finding and same_divergence(original, verdict)
+    return CaptureCheck(reproduces, message, case, original, outputs, own.outputs)
