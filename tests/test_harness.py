@@ -290,16 +290,26 @@ def test_a_hook_that_raises_is_a_harness_error_not_the_campaigns_end(tmp_path: P
     assert "reporting: OSError" in summary.harness_messages[0]
 
 
-def test_a_case_the_soak_saved_as_a_harness_error_now_judges(fake_runner) -> None:
-    """The one-hour soak saved this integer-strategy case twice under ``harness/``:
-    ``int64 // 0.3`` (a float step on an integer tensor) compared with a bool crashed the judge
-    (``torch.finfo`` of int64, measuring the step's jump in its input's dtype). A jump is now
-    measured in the float dtype the step computes in."""
+@pytest.mark.parametrize("name", ["harness_int_floordiv_compare",
+                                  "harness_bool_compare_of_float_all"])
+def test_cases_real_nights_saved_as_harness_errors_now_judge(fake_runner, name: str) -> None:
+    """Two integer-strategy cases real nights saved under ``harness/``, each a crash of the
+    judge measuring a head's evidence in ulps of a dtype that has none (``torch.finfo`` of an
+    integer or bool dtype): ``int64 // 0.3`` compared with a bool (the one-hour soak; a jump is
+    now measured in the float dtype the step computes in), and ``all(a / b) & m < k`` (a 10-minute
+    night; a head whose inputs hold no floats, though floats feed them further up, has no
+    distance to measure: no evidence source, so its flips are graded without one). Both replay
+    to a verdict, through the repro's rules too."""
     from fuzzer.corpus.replay import replay_case
+    from fuzzer.judge import semantics
 
-    case = Case.load(Path(__file__).parent / "data" / "harness_int_floordiv_compare.pt")
+    case = Case.load(Path(__file__).parent / "data" / f"{name}.pt")
     assert case.origin["strategy"] == "integer" and "harness error" in case.verdict.message
     # the judge is what failed; any backend reaches it
     case.recipe = case.recipe.with_knob(backend="eager")
     verdict = replay_case(case, runner=fake_runner).verdict
     assert not harness.is_harness_error(verdict) and verdict.kind == "ok", verdict.summary()
+    for out in case.graph.outputs:  # what repro.py is told of the head is measurable too
+        source = semantics.evidence_source(case.graph, out)
+        if isinstance(source, tuple):
+            assert semantics.working_dtype(case.graph, source[0]).is_floating_point

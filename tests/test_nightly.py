@@ -129,6 +129,11 @@ def test_export_writes_an_xfail_test_that_fails_once_the_bug_is_fixed(fake_runne
     fixed = subprocess.run(command, capture_output=True, text=True, timeout=300,
                            env={**env, tf.FIXED_ENV: "1"})
     assert fixed.returncode == 1 and "XPASS(strict)" in fixed.stdout, fixed.stdout[-1500:]
+    with Store.in_reports(reports) as store:  # closed upstream as expected: nothing to wait for
+        store.set_upstream(sig, "wontfix", "https://github.com/pytorch/pytorch/issues/1")
+    again = CliRunner().invoke(main, ["export", "--pytest", str(tmp_path / "after"),
+                                      "--reports", str(reports)])
+    assert again.exit_code == 0 and "0 open root causes exported" in again.output, again.output
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):

@@ -36,7 +36,26 @@ class UserError(click.ClickException):
 
 
 class NumfuzzGroup(click.Group):
-    """The command group; every subcommand's validation errors become one line and exit 2."""
+    """The command group; every subcommand's validation errors become one line and exit 2, and so
+    do click's own usage errors (an unknown option, a missing argument, a bad choice)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.pop("standalone_mode", True):
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as err:
+            where = f" (see {err.ctx.command_path} --help)" if err.ctx is not None else ""
+            click.echo(f"numfuzz: error: {' '.join(err.format_message().split())}{where}",
+                       err=True)
+            sys.exit(2)
+        except click.ClickException as err:
+            err.show()
+            sys.exit(err.exit_code)
+        except click.Abort:
+            click.echo("numfuzz: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -419,7 +419,9 @@ def export_command(out: Path, reports: Path) -> None:
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
     writable(out, "--pytest")
     with Store.in_reports(reports) as store:
-        findings = [f for f in store.findings(status="open") if f.case_path]
+        # A cause upstream closed as expected behaviour is not a bug to wait for a fix of.
+        findings = [f for f in store.findings(status="open")
+                    if f.case_path and f.upstream_state != "wontfix"]
     for finding in findings:
         click.echo(f"wrote {pytest_module(finding, out)}")
     click.echo(f"{len(findings)} open root causes exported; run: python -m pytest {out}")

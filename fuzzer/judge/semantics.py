@@ -91,10 +91,14 @@ def _on_a_tie(graph: Graph, step: int, fp64: dict[int, torch.Tensor],
                           working_dtype(graph, step))
 
 
+FLOATS = tuple(ops.torch_dtype(d) for d in ops.FLOAT_DTYPES)
+
+
 def working_dtype(graph: Graph, node: int) -> torch.dtype:
     """The float dtype whose ulps measure a jump at ``node``: its first input's, or, where that
     input is an integer tensor (``int_x // 0.3``), the float dtype the node computes in. Integer
-    inputs are exact; the rounding that can land either side of the jump is the node's own."""
+    inputs are exact; the rounding that can land either side of the jump is the node's own. (Not
+    a float dtype where neither is: then nothing at ``node`` has ulps.)"""
     source = graph.node(graph.node(node).inputs[0]).dtype
     own = graph.node(node).dtype
     if source in ops.FLOAT_DTYPES or own not in ops.FLOAT_DTYPES:
@@ -107,7 +111,8 @@ def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | 
     arithmetic has no rounding noise); else the node whose first input is measured and the
     discontinuity there: the head's own, or, when a one-input head reads a float step
     (``sign(ceil(x))``), the step's, since the head can only flip where the step jumps; else
-    None."""
+    None: no known discontinuity, or one whose inputs hold no floats although floats feed them
+    further up (``all(a / b) < k``): no ulps to measure there."""
     node = graph.node(out)
     if node.dtype in ops.DISCRETE_DTYPES and not float_upstream(graph, out):
         return EXACT
@@ -120,6 +125,8 @@ def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | 
         if step is None:
             break
         at, boundary = graph.node(at).inputs[0], step
+    if working_dtype(graph, at) not in FLOATS:
+        return None
     return at, boundary
 
 
