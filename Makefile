@@ -1,8 +1,8 @@
 # numfuzz: `make run` fuzzes (GPU if present, else a short CPU campaign); `make test` runs the tests.
 # Both build .venv from scratch when it is missing: TORCH first (on the dev machines torch==2.13.0
 # is a local CPU build, so pip never pulls the CUDA wheels), then numfuzz with its dev and ray
-# extras (pytest, ruff, hypothesis; Ray, about 240 MB, because the suite and CI test --engine ray;
-# the local engine needs neither).
+# extras (pytest, pytest-xdist, ruff, hypothesis; Ray, about 240 MB, because the suite and CI
+# test --engine ray; the local engine needs neither).
 PYTHON ?= python3
 TORCH ?= torch==2.13.0
 VENV := .venv
@@ -11,6 +11,9 @@ CASES ?= 40
 SEED ?=
 OUT ?= corpus
 ARGS ?=
+# pytest-xdist workers for `make test` (CI has two cores); a file's tests stay on one worker
+# (the Ray files share one: tests/conftest.py).
+JOBS ?= 2
 
 .PHONY: setup run test lint bench clean
 
@@ -31,7 +34,7 @@ run: setup
 	status=$$?; [ $$status -le 1 ] || exit $$status
 
 test: setup
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile tests
 
 lint: setup
 	$(BIN)/ruff check fuzzer tests bench

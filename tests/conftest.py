@@ -55,6 +55,27 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+RAY_FILES = ("tests/test_fleet.py", "tests/test_fleet_nodes.py")
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ``make test`` runs -n 2 --dist loadfile
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, but the Ray files are one unit: each starts a Ray cluster, and two
+    at once on CI's two cores would starve both. (``--dist loadgroup`` would say this with
+    marks, but pytest-xdist 3.8 cannot rename test ids under pytest 9.2, so its groups are
+    silently ignored.) A file's tests stay on one worker, in file order."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class RayFilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return RAY_FILES[0] if scope in RAY_FILES else scope
+
+    return RayFilesTogether(config, log)
+
+
 def ledger_of(out: Path) -> dict:
     """The ledger of the one campaign a test ran in ``out``."""
     (found,) = campaigns_in(out)

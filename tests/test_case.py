@@ -93,6 +93,14 @@ def _edited(**changes: object) -> dict:
     return data
 
 
+def _verdict_with(**details: object) -> dict:
+    """The sample's verdict with fields of its diverging output's details replaced: values a
+    summary, a table or a draft would format (a property test found ``min_ulps`` as text)."""
+    verdict = sample_case().verdict.to_dict()
+    verdict["outputs"][0]["details"].update(details)
+    return verdict
+
+
 def make_bad_files(directory: Path, good: Path) -> dict[str, Path]:
     blob = good.read_bytes()
     files = {}
@@ -124,6 +132,8 @@ def make_bad_files(directory: Path, good: Path) -> dict[str, Path]:
         "list": [FORMAT, VERSION],
         "bad-graph": _edited(graph={"ir_version": 1, "nodes": [], "outputs": [0]}),
         "bad-verdict": _edited(verdict="bogus"),
+        "verdict-ulps-text": _edited(verdict=_verdict_with(min_ulps="numfuzz_canary:go")),
+        "verdict-element-index": _edited(verdict=_verdict_with(elements=[{"index": "0"}])),
         "missing-input": _edited(inputs={}),
         "input-wrong-shape": _edited(inputs={k: v[..., :1] for k, v in
                                              sample_case().inputs.items()}),
@@ -136,7 +146,8 @@ def make_bad_files(directory: Path, good: Path) -> dict[str, Path]:
 
 BAD = ["empty", "truncated", "truncated-tail", "garbage", "text", "zeroed-middle", "cut-pickle",
        "wrong-version", "no-version", "wrong-format", "plain-tensor", "list", "bad-graph",
-       "bad-verdict", "missing-input", "input-wrong-shape", "input-not-tensor", "no-device"]
+       "bad-verdict", "verdict-ulps-text", "verdict-element-index", "missing-input",
+       "input-wrong-shape", "input-not-tensor", "no-device"]
 
 
 @pytest.fixture(scope="module")

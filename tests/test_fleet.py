@@ -21,8 +21,6 @@ from fuzzer.corpus.case import Case
 from tests.conftest import campaign_settings, ledger_of, night_settings
 
 ray = pytest.importorskip("ray")
-# One Ray cluster at a time: under pytest-xdist both modules run on the same worker.
-pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module", autouse=True)

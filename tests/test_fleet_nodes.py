@@ -19,8 +19,6 @@ from fuzzer.campaign.settings import Settings
 from tests.conftest import campaign_settings, ledger_of
 
 ray = pytest.importorskip("ray")
-# One Ray cluster at a time: under pytest-xdist both modules run on the same worker.
-pytestmark = pytest.mark.xdist_group("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 
 

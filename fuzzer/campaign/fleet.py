@@ -3,7 +3,7 @@
 The driver (where ``numfuzz run --engine ray`` runs) owns the campaign's state file, the corpus
 and everything written to them. One actor per GPU (or per CPU slot) is given the campaign's
 settings once and then only case indices: case ``i`` is a pure function of the seed and ``i``
-(``campaign.make_case``), so the actor builds it itself. It runs each case on its own worker
+(``settings.make_case``), so the actor builds it itself. It runs each case on its own worker
 process (``execute.workers.Runner``), exactly as the local engine does, so a compiler segfault or
 hang is still a ``crash`` or ``timeout`` finding and costs the actor nothing. Every case's answer
 comes back as soon as it is done; a kept case carries its file's bytes (versions, host and device

@@ -45,7 +45,7 @@ class Recipe:
     backend: str = "inductor"
     config: dict = field(default_factory=dict)  # torch._inductor.config overrides (allowlisted)
     surface: Surface = Surface()
-    policy: str = "float64"  # oracle.POLICIES: what a discrete mismatch is judged against
+    policy: str = "float64"  # kinds.POLICIES: what a discrete mismatch is judged against
     flags: Flags | None = Flags()  # torch.backends flags (execute.flags); None: not recorded
 
     # ------------------------------------------------------------ as data

@@ -153,7 +153,35 @@ def _checked_output(data: Any) -> dict:
             or not isinstance(data.get("dtype"), str) \
             or not isinstance(data.get("details", {}), dict):
         raise TypeError("malformed output verdict")
+    _check_details(data.get("details", {}))
     return data
+
+
+NUMBERS = ("count", "total", "regressing", "benign", "strong", "max_abs_diff", "min_ulps",
+           "max_ulps", "rmse_eager", "rmse_compiled", "unstable", "gradient_of")
+ELEMENT_NUMBERS = ("eager", "compiled", "fp64", "ulps", "eager_noise_ulps", "head_input_fp64")
+
+
+def _check_details(details: dict) -> None:
+    """TypeError unless the fields the summaries, tables and drafts print hold what the judge
+    writes there: numbers (or None), text, elements with integer indices. Other fields are
+    kept as they are: nothing formats them."""
+    def number(value: Any) -> bool:
+        return value is None or isinstance(value, (int, float))
+
+    if not all(number(details[k]) for k in NUMBERS if k in details) \
+            or not all(isinstance(details[k], str) for k in ("reason", "evidence")
+                       if k in details):
+        raise TypeError("malformed verdict details")
+    agrees = details.get("fp64_agrees", {})
+    if not isinstance(agrees, dict) or not all(isinstance(v, int) for v in agrees.values()):
+        raise TypeError("malformed verdict details: fp64_agrees")
+    elements = details.get("elements", [])
+    if not isinstance(elements, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("index"), list)
+            and all(isinstance(i, int) for i in e["index"])
+            and all(number(e[k]) for k in ELEMENT_NUMBERS if k in e) for e in elements):
+        raise TypeError("malformed verdict details: elements")
 
 
 def _parity(kind: str, details: dict) -> str:

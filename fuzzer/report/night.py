@@ -107,7 +107,7 @@ class Night:
     drafts_deferred: int = 0
     unfinished: list[str] = field(default_factory=list)  # left for the next night, and why
     strategies: dict = field(default_factory=dict)  # name -> cases, findings, seconds
-    harness_errors: int = 0  # numfuzz's own failures on a case or finding (corpus.harness)
+    harness_errors: int = 0  # numfuzz's own failures on a case or finding (campaign.harness)
     harness_messages: list[str] = field(default_factory=list)  # the first few
     stopped: str = ""  # why fuzzing stopped before its budget (the harness stop rule)
 
