@@ -43,7 +43,7 @@ import torch  # noqa: E402
 
 from fuzzer.campaign.local import Ran, run_campaign, settle  # noqa: E402
 from fuzzer.campaign.settings import Settings, make_case  # noqa: E402
-from fuzzer.corpus.ledger import STATE_FILE, Ledger  # noqa: E402
+from fuzzer.corpus.ledger import Ledger  # noqa: E402
 from fuzzer.execute.recipe import Recipe  # noqa: E402
 from fuzzer.execute.runner import Task, inductor_config, run_task  # noqa: E402
 from fuzzer.execute.workers import Runner  # noqa: E402
@@ -126,7 +126,7 @@ def overhead(cases: int, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="numfuzz-bench-") as tmp:
         settings = Settings(out=Path(tmp) / "corpus", device="cpu", cases=cases, seed=seed)
         settings.out.mkdir()
-        state = Ledger(settings.out / STATE_FILE, settings.ledger_key(), resume=False)
+        state = Ledger(settings.out, settings.ledger_key(), resume=False)
         runner = Runner("cpu", threads=threads, timeout=600, warmup=True)
         runner.start()
         runner.worker.wait_ready()

@@ -107,6 +107,36 @@ def test_title_of_a_long_expression_names_the_head_and_of_a_float_output_its_val
                                         "nan under torch.compile (eager 0.0)")
 
 
+def test_the_duplicate_search_uses_torch_names_not_numfuzz_ones():
+    """A maintainer's search for ``remainder_scalar`` finds nothing upstream; ``remainder`` does.
+    Glue ops (``mul``, ``add``) would narrow GitHub's AND of terms to nothing."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    out = b.op("add", b.op("mul_scalar", b.op("remainder_scalar", x, value=0.1), value=3.0), x)
+    b.graph.outputs = [out]
+    case = Case(graph=b.graph, inputs={str(x): torch.ones(4)})
+    assert draft.search_command(case) == ("gh search issues --repo pytorch/pytorch --match "
+                                          "title,body 'remainder inductor'")
+    assert "'expm1 sign inductor'" in draft.search_command(flip_case([0.5], 1, 0))
+
+
+def test_a_value_used_twice_forty_deep_gets_a_short_title_at_once():
+    """Each use copies its input's expression: ``add(v, v)`` forty deep would be 2**40
+    characters; the title names the calls instead, and only those the output depends on."""
+    b = Builder(random.Random(0), "float32")
+    v = x = b.input((2,))
+    for _ in range(40):
+        v = b.op("add", v, v)
+    unrelated = b.op("cos", x)
+    b.graph.outputs = [v, unrelated]
+    inf = {"index": [0], "eager": 1.0, "compiled": float("inf"), "fp64": 1.0}
+    case = Case(graph=b.graph, inputs={str(x): torch.ones(2)}, verdict=Verdict(
+        Kind.NONFINITE, 0, v, [OutputVerdict(0, v, Kind.NONFINITE, "float32",
+                                             {"elements": [inf]})]))
+    title = draft.title_for(case)
+    assert "add → add → … → add → add → add" in title and "cos" not in title, title
+
+
 # ------------------------------------------------------------------ the plain reproducer
 
 

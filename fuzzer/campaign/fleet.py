@@ -1,6 +1,6 @@
 """The Ray engine: one campaign over a fleet of machines, one ledger, one corpus, one writer.
 
-The driver (where ``numfuzz run --engine ray`` runs) owns the campaign's state file, the corpus
+The driver (where ``numfuzz run --engine ray`` runs) owns the campaign's ledger, the corpus
 and everything written to them. One actor per GPU (or per CPU slot) is given the campaign's
 settings once and then only case indices: case ``i`` is a pure function of the seed and ``i``
 (``settings.make_case``), so the actor builds it itself. It runs each case on its own worker
@@ -80,8 +80,9 @@ class CaseRunner:
                 "node": ray.get_runtime_context().get_node_id()}
 
     def run_case(self, index: int) -> dict:
-        """Case ``index`` as the local engine runs it (``campaign.run_one``: whatever raises is
-        the case's harness error), with the case file's bytes when it is kept."""
+        """Case ``index`` as the local engine runs it (``local.run_one``: what raises while
+        building or running it is the case's harness error), with the case file's bytes when
+        it is kept."""
         ran = run_one(self.settings, self.runner, index, None)
         answer = {"index": index, "verdict": ran.result.verdict.to_dict(), "name": None,
                   "data": None, "strategy": ran.strategy, "seconds": ran.seconds,
@@ -376,11 +377,17 @@ def run_fleet(settings: Settings, address: str | None = None,
     closed here."""
     if settings.search != "random":  # its pool lives beside the workers, not on the driver
         raise InputError("--search guided runs on the local engine only")
+    settings.check_resume()  # a refused --resume is one line before any actor starts
     own = fleet is None
     fleet = fleet or start_fleet(settings, address, allow_mixed)
     ray = fleet.ray
     fleet.report = FleetReport(nodes=set(fleet.report.nodes))
-    loop = Loop(settings, on_outcome, should_stop)
+    try:
+        loop = Loop(settings, on_outcome, should_stop)
+    except BaseException:
+        if own:
+            fleet.close()
+        raise
 
     def next_batch() -> Batch | None:
         taken = []
@@ -401,7 +408,7 @@ def run_fleet(settings: Settings, address: str | None = None,
                 if answer is not None:
                     loop.finish(*_outcome(settings, answer))
             while fleet.to_record:
-                loop.finish(_worker_kill(settings, fleet.to_record.pop()))
+                loop.finish(*_worker_kill(settings, fleet.to_record.pop()))
             fleet.kill_hung()
     finally:
         if own:
@@ -427,11 +434,21 @@ def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str]:
                    answer["seconds"], unwritable), details
 
 
-def _worker_kill(settings: Settings, index: int) -> Outcome:
-    """The case that twice took its actor down with it: kept as a finding, never run again."""
-    case, task = make_case(settings, index)
+def _worker_kill(settings: Settings, index: int) -> tuple[Outcome, str]:
+    """The case that twice took its actor down with it: kept as a finding, never run again; a
+    failure to save it is its harness error (and a full disk stops the campaign), as in
+    ``_outcome``."""
     verdict = Verdict(Kind.WORKER_KILL, draw=0, message=f"the actor running case {index} died "
                                                         f"or hung {KILLS_TO_FINDING} times")
-    kept = kept_case(settings, case, task, verdict)
-    path, new = save_new(settings.out, kept.file_name(), kept.to_bytes())
-    return Outcome(index, verdict, path, new, case.origin.get("strategy", ""))
+    strategy, unwritable, details = "", "", ""
+    try:
+        case, task = make_case(settings, index)
+        strategy = case.origin.get("strategy", "")
+        kept = kept_case(settings, case, task, verdict)
+        path, new = save_new(settings.out, kept.file_name(), kept.to_bytes())
+    except Exception as err:
+        if isinstance(err, OSError):
+            unwritable = unsaved(index, verdict, err)
+        verdict, path, new = harness.error_verdict("saving", err), None, False
+        details = harness.traceback_text(err)
+    return Outcome(index, verdict, path, new, strategy, 0.0, unwritable), details

@@ -14,6 +14,7 @@ them, so one early error cannot stop a run).
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import traceback
@@ -72,7 +73,9 @@ class HarnessLog:
             if len(self.messages) < FIRST:
                 self.messages.append(message)
             number = self.count
-        stem = f"{time.strftime('%Y%m%dT%H%M%S')}-{number:05d}"
+        # The pid too: campaigns that share a corpus (and so this folder) never overwrite
+        # each other's records made in the same second.
+        stem = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{number:05d}"
         note = {"message": message, "where": where or {}, "details": details,
                 "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         try:

@@ -169,10 +169,13 @@ def record(settings: Settings, ran: Ran) -> Outcome:
 
 
 def replayable(ran: Ran, outcome: Outcome) -> Case | None:
-    """For a harness error: the case with its first draw as inputs, to save beside the record."""
+    """For a harness error: the case with the draw the worker's verdict names (a finding whose
+    file could not be saved keeps its diverging draw), else the first, to save beside the
+    record."""
     if not harness.is_harness_error(outcome.verdict) or ran.case is None or ran.task is None \
             or not ran.task.draws:
         return None
-    ran.case.inputs = ran.task.draws[0]
+    draw = ran.result.verdict.draw or 0
+    ran.case.inputs = ran.task.draws[draw if 0 <= draw < len(ran.task.draws) else 0]
     ran.case.verdict = outcome.verdict
     return ran.case

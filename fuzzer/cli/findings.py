@@ -155,8 +155,9 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
                    "minimizer stops short of its fixpoint carries on the next night.")
 @click.option("--max-findings", type=click.IntRange(min=0), default=20, show_default=True,
               help="New case files minimized per night; the rest wait for the next.")
-@click.option("--knobs", help="Comma-separated knob names to try besides the full set, which "
-                              "every cause signature is taken over.")
+@click.option("--knobs", help="No effect, kept for existing cron lines (names are still "
+                              "checked): the nightly always tries every knob, since a cause's "
+                              "signature is taken over the full set.")
 @click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector for new findings.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--timeout", type=float, default=300, show_default=True)
@@ -182,7 +183,10 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                     strategies: tuple[str, ...], engine: str, ray_address: str | None,
                     known_file: Path | None, dynamic: bool, mode: str,
                     inductor_config: tuple[str, ...], training: bool, search: str) -> None:
-    """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md."""
+    """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md.
+
+    Exit 0: a clean night; 1: a night with harness errors (SUMMARY.md lists them); 2: bad
+    input, an environment numfuzz cannot work in, or a night stopped early."""
     from fuzzer.campaign.settings import Settings
     from fuzzer.gen.strategy import parse_weights
     from fuzzer.report.night import NightSettings, night_of, plain_log

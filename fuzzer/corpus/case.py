@@ -122,9 +122,13 @@ class Case:
         path = Path(path)
         if not path.is_file():
             raise CaseError(f"{path}: no such case file")
-        with path.open("rb") as f:
-            if f.read(len(ARCHIVE_MAGIC)) != ARCHIVE_MAGIC:  # random bytes, text, a raw pickle
-                raise CaseError(f"{path}: not a numfuzz case file (not a torch.save archive)")
+        try:
+            with path.open("rb") as f:
+                magic = f.read(len(ARCHIVE_MAGIC))
+        except OSError as err:  # unreadable, or gone since is_file()
+            raise CaseError(f"{path}: cannot read it ({err.strerror or err})") from None
+        if magic != ARCHIVE_MAGIC:  # random bytes, text, a raw pickle
+            raise CaseError(f"{path}: not a numfuzz case file (not a torch.save archive)")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

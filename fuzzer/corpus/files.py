@@ -54,8 +54,9 @@ def ready_to_write(folder: str | Path, option: str) -> Path:
     if not probed.is_dir():
         raise OutputError(f"{option} {folder}: cannot be made: {probed} is a file, not a folder")
     try:
-        atomic_write(probed / PROBE, b"")
-        (probed / PROBE).unlink()
+        probe = probed / f"{PROBE}-{os.getpid()}"  # two commands starting at once: two probes
+        atomic_write(probe, b"")
+        probe.unlink(missing_ok=True)
         free = shutil.disk_usage(probed).free
     except OSError as err:
         raise OutputError(f"{option} {folder}: cannot write there: {err.strerror or err}") \

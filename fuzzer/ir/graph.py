@@ -47,11 +47,6 @@ class Node:
         """How the node reads in op chains and signatures (``ops.label``)."""
         return ops.label(self.op, self.attrs)
 
-    @property
-    def spec(self) -> ops.OpSpec | None:
-        """Its registry entry (None for an op the registry does not hold)."""
-        return ops.REGISTRY.get(self.op)
-
 
 class Graph:
     """A dataflow graph of registry ops; graph inputs are nodes with op ``input``."""

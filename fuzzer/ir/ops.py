@@ -816,7 +816,7 @@ def _captures(name: str, *targets: str,
     REGISTRY[name] = replace(REGISTRY[name], captures=targets, lift=lift)
 
 
-for _name in ("erf", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "log2", "sqrt", "rsqrt",
+for _name in ("erf", "exp", "tanh", "sigmoid", "abs", "neg", "log2", "sqrt", "rsqrt",
               "floor", "ceil", "round", "trunc", "sign"):
     _captures(_name, f"torch.{_name}", f"Tensor.{_name}", f"torch.special.{_name}")
 _captures("relu", "torch.relu", "Tensor.relu", "F.relu", lift=lift_not_inplace)

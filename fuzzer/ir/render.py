@@ -12,6 +12,8 @@ import linecache
 import re
 from collections.abc import Callable
 
+import networkx as nx
+
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 
@@ -54,14 +56,19 @@ def render_trace(graph: Graph) -> str:
 
 
 def expression(graph: Graph, node: int, names: dict[int, str] | None = None,
-               longest: int | None = None) -> str:
+               longest: int | None = None, limit: int | None = None) -> str:
     """``node`` as one nested expression of the graph's inputs, the same templates as
     ``render_function`` with each argument's expression in place (``torch.sign(torch.expm1(x))``);
     inputs are called ``names[n]``, else as in the function (``x0``). With ``longest``, an op
-    whose own template is longer than that is written by its label (``e8m0(x * 3.0)``)."""
+    whose own template is longer than that is written by its label (``e8m0(x * 3.0)``). With
+    ``limit``, ValueError as soon as a part is longer: a value used twice doubles the text at
+    each use (``add(v, v)`` forty deep is 2**40 characters)."""
     names = names or {}
     done: dict[int, str] = {}
-    for n in graph.order():
+    if node not in graph.g:
+        raise KeyError(node)
+    needed = nx.ancestors(graph.g, node) | {node}
+    for n in (n for n in graph.order() if n in needed):
         data = graph.node(n)
         if data.is_input:
             done[n] = names.get(n, graph.var(n))
@@ -72,6 +79,8 @@ def expression(graph: Graph, node: int, names: dict[int, str] | None = None,
                 done[n] = f"{data.label}({', '.join(done[i] for i in data.inputs)})"
             else:
                 done[n] = spec.render([_atom(done[i]) for i in data.inputs], data.attrs)
+        if limit is not None and len(done[n]) > limit:
+            raise ValueError(f"the expression of node {n} is longer than {limit} characters")
         if n == node:
             return done[n]
     raise KeyError(node)

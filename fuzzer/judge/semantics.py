@@ -196,7 +196,7 @@ def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Te
                 fp64: dict[int, torch.Tensor], eager_values: dict[int, torch.Tensor],
                 policy: str = "float64") -> Verdict:
     """The verdict on one run, from the float64 and eager values of every node (or of the
-    outputs only, for a model judged as itself), under ``policy`` (``oracle.POLICIES``)."""
+    outputs only, for a model judged as itself), under ``policy`` (``kinds.POLICIES``)."""
     ref = [fp64[o] for o in graph.outputs]
     return oracle.judge(eager, compiled, ref, heads(graph, fp64, eager_values), graph.outputs,
                         undefined_elements(graph, fp64), ordinal(graph), policy)

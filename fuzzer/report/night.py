@@ -22,18 +22,18 @@ from typing import TYPE_CHECKING
 from fuzzer.campaign import harness
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.files import atomic_write
+from fuzzer.errors import InputError
 from fuzzer.execute.pool import RunnerPool, Until
 from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
 from fuzzer.triage import known
-from fuzzer.triage.attribute import KNOBS, Knob, knob_named
+from fuzzer.triage.attribute import KNOBS, Knob
 from fuzzer.triage.signature import SIGNATURE_K
 
 if TYPE_CHECKING:  # Ray is an optional extra: only a night on the ray engine loads it
     from fuzzer.campaign.fleet import Fleet
 
 Log = Callable[[str], None]
-KNOB_NAMES = frozenset(k.name for k in KNOBS)
 # Seconds one draft needs after its cause is recorded: the plain reproducer's check (a worker
 # run or a few) and its run in a fresh interpreter (5 s for a one-op case on a 2-core CPU; a
 # cold first compile can take 10 to 20 s), collect_env once a night (2 s). The bisector runs
@@ -71,10 +71,9 @@ class NightSettings:
         return self.corpus or self.reports / "corpus"
 
     def knob_list(self) -> tuple[Knob, ...]:
-        """Every knob, whatever ``knobs`` says: a cause signature is over the full set (``knobs``
-        only names extra ones to show, such as a custom backend's)."""
-        extra = tuple(knob_named(n) for n in self.knobs or () if n not in KNOB_NAMES)
-        return KNOBS + extra
+        """Every knob, whatever ``knobs`` says: a cause signature is taken over the full set, and
+        ``knobs`` can only name knobs of that set (``--knobs`` has no effect on a night)."""
+        return KNOBS
 
     def night_campaign(self, night: Night) -> Settings:
         """Tonight's campaign: into the night's corpus, with its seed, in what is left of the
@@ -150,12 +149,16 @@ def open_night(settings: NightSettings, directory: Path, log: Log) -> Night:
     path = directory / "night.json"
     run = 1
     if path.is_file():
-        data = json.loads(path.read_text())
-        if data.get("status") == "running":
+        try:  # night.save writes atomically: a bad file was edited or came from elsewhere
+            data = json.loads(path.read_text())
             night = Night(**data)
+        except (OSError, ValueError, TypeError, AttributeError) as err:
+            raise InputError(f"{path}: not a night numfuzz can resume ({type(err).__name__}); "
+                             "move it aside to start this date's night anew") from None
+        if night.status == "running":
             log(f"resuming night {night.id} at stage {night.stage}")
             return night
-        run = int(data.get("run", 1)) + 1
+        run = night.run + 1
         if (directory / "SUMMARY.md").exists():
             (directory / "SUMMARY.md").replace(directory / f"SUMMARY-{run - 1}.md")
     seed = settings.seed if settings.seed is not None else \
@@ -209,7 +212,8 @@ class Context:
     def drafts_owed(self) -> int:
         """Open root causes without a draft yet that tonight may still draft."""
         owed = sum(1 for f in self.store.findings(status="open")
-                   if f.draft_path is None or not Path(f.draft_path).exists())
+                   if (f.draft_path is None or not Path(f.draft_path).exists())
+                   and f.upstream_state is None)  # as write_pending_drafts picks them
         return min(owed, self.settings.max_drafts)
 
     def processing_deadline(self) -> float | None:

@@ -58,33 +58,37 @@ def process(ctx: Context) -> None:
     first. A second pass picks up the slips the minimizer saved to the corpus during the first."""
     fresh = sum(1 for r in ctx.store.night_rows(ctx.night.id)
                 if r["outcome"] != "recurring" and not r["outcome"].startswith("seen before"))
+    tried: set[str] = set()  # a case left short tonight waits for the next night, not pass two
     for _ in range(2):
-        fresh, backlog = _process_pass(ctx, fresh)
+        fresh, backlog = _process_pass(ctx, fresh, tried)
     ctx.night.backlog = backlog
     if backlog:
         ctx.log(f"{backlog} case files left for the next night (max findings / time)")
 
 
-def _process_pass(ctx: Context, fresh: int) -> tuple[int, int]:
+def _process_pass(ctx: Context, fresh: int, tried: set[str]) -> tuple[int, int]:
     found = set(ctx.night.found)
     pending = []
+    backlog = 0
     for path in sorted(ctx.settings.corpus_dir.glob("*.pt"),
                        key=lambda p: (p.stat().st_mtime, p.name)):
         key = path.name
         if ctx.store.processed(ctx.night.id, key):
             continue
         earlier = ctx.store.earlier(key)
-        if earlier is None:
+        if key in tried:
+            backlog += 1  # started tonight and left short: its budget was spent tonight
+        elif earlier is None:
             pending.append(path)
         elif key in found:
             _hit_again(ctx, key, earlier)
-    backlog = 0
     for path in strongest_first(pending):  # only the new files are read to rank them
         if fresh >= ctx.settings.max_findings or \
                 ctx.left(ctx.processing_deadline()) < MIN_CASE_SECONDS:
             backlog += 1
             continue
         fresh += 1
+        tried.add(path.name)
         backlog += not _process_one(ctx, path, path.name)
     return fresh, backlog
 
@@ -210,6 +214,9 @@ def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
             f"calls, {result.seconds:.0f}s, reliability {result.reliability[0]}/"
             f"{result.reliability[1]}, fixpoint {'reached' if result.fixpoint else 'not reached'}")
     result.case.origin["reliability"] = list(result.reliability)
+    if result.reliability[0] == 0:  # shrunk on lucky runs: what is left is no finding to file
+        return case, None, (f"the minimized case reproduced 0/{result.reliability[1]} in fresh "
+                            "compiles")
     if not result.fixpoint:
         result.case.save(_checkpoint(ctx, key))
         _unfinished(ctx, key, f"minimizer stopped short of its fixpoint ({result.stopped}) at "
@@ -312,9 +319,10 @@ def write_pending_drafts(ctx: Context) -> None:
             return
         written += 1
         path = ctx.directory / f"{finding.signature}.md"
-        mine = finding.draft_path == str(path) and not path.exists()
-        if finding.draft_path is None:
-            mine = ctx.store.claim_draft(finding.signature, str(path))
+        # Tonight's claim not yet written is ours to finish; no claim, or an earlier night's
+        # that was never written (killed, or the write failed), is claimed for tonight.
+        mine = finding.draft_path == str(path) or ctx.store.claim_draft(
+            finding.signature, str(path), previous=finding.draft_path)
         if not mine:
             continue
         after = min(len(pending) - i, ctx.settings.max_drafts - written + 1) - 1
@@ -347,6 +355,8 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     if ctx.left() > 1 and case.verdict.kind != Kind.TIMEOUT:  # a hang would only hang here
         ctx.log(f"running {snippet}")
         result = draft.run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()))
+    # Versions before the bisector, which may take all the time the night has left.
+    env = draft.collect_env_cached(env_file, timeout=max(1.0, min(draft.ENV_TIMEOUT, ctx.left())))
     spare = ctx.left() - DRAFT_RESERVE * after
     if ctx.settings.bisect and attribution is not None and attribution.bisect is None:
         if spare >= BISECT_MIN:
@@ -357,7 +367,6 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
         else:
             attribution.bisect = {"status": "not run", "message": "no time left tonight"}
     finding = ctx.store.get(finding.signature)
-    env = draft.collect_env_cached(env_file, timeout=max(1.0, min(draft.ENV_TIMEOUT, ctx.left())))
     text = draft.render_draft(finding, case, attribution, plain, result, env, path,
                               ctx.store.sightings(finding.signature), repro)
     # Upstream's side, after the body: a known fix this torch holds, duplicates found so far.

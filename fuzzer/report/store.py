@@ -299,11 +299,12 @@ class Store:
                        (status, reliability[0], reliability[1],
                         fixed_in if status == "fixed" else None, now(), signature))
 
-    def claim_draft(self, signature: str, path: str) -> bool:
-        """Reserve the draft of a finding that has none: one writer wins, no duplicate drafts."""
+    def claim_draft(self, signature: str, path: str, previous: str | None = None) -> bool:
+        """Reserve the draft of a finding whose draft path is still ``previous`` (None: it has
+        none; else a claim never written): one writer wins, no duplicate drafts."""
         with self.transaction() as db:
             cursor = db.execute("UPDATE findings SET draft_path = ? WHERE signature = ? AND "
-                                "draft_path IS NULL", (path, signature))
+                                "draft_path IS ?", (path, signature, previous))
         return cursor.rowcount == 1
 
     def record_known(self, entry: str, night: str, key: str) -> None:

@@ -33,9 +33,7 @@ def summary_text(ctx: Context) -> str:
     rows = list(store.night_rows(night.id))
     new = draft.ranked([f for r in rows if r["outcome"] == "new"
                         if (f := store.get(r["signature"]))])
-    recurring = [f for sig in dict.fromkeys(r["signature"] for r in rows
-                                            if r["outcome"] == "recurring")
-                 if (f := store.get(sig))]
+    recurring = [f for sig in recurring_tonight(rows) if (f := store.get(sig))]
     other = [r for r in rows if r["outcome"] not in ("new", "recurring")]
     found = versions()
     torch_version, triton_version = found["torch"], found["triton"]
@@ -67,6 +65,14 @@ def _health(ctx: Context) -> list[str]:
     return lines + [""]
 
 
+def recurring_tonight(rows: list) -> list[str]:
+    """Causes an earlier night found that came back tonight: not those new tonight, which a
+    second case file of theirs also marks recurring."""
+    new = {r["signature"] for r in rows if r["outcome"] == "new"}
+    return list(dict.fromkeys(r["signature"] for r in rows
+                              if r["outcome"] == "recurring" and r["signature"] not in new))
+
+
 def cause_counts(ctx: Context) -> dict[str, int]:
     """Tonight's root causes: new, known hits (not drafted), recurring, fixed, and the case
     files left for the next night; what SUMMARY.md's table and the nightly's last log line
@@ -74,7 +80,7 @@ def cause_counts(ctx: Context) -> dict[str, int]:
     rows = list(ctx.store.night_rows(ctx.night.id))
     return {"new": len({r["signature"] for r in rows if r["outcome"] == "new"}),
             "known": sum(ctx.store.known_hits(ctx.night.id).values()),
-            "recurring": len({r["signature"] for r in rows if r["outcome"] == "recurring"}),
+            "recurring": len(recurring_tonight(rows)),
             "fixed": sum(r["after"] == "fixed" for r in ctx.night.rechecks),
             "left": ctx.night.backlog}
 

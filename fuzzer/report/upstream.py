@@ -27,9 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fuzzer.corpus.files import atomic_write
-from fuzzer.ir import ops
 from fuzzer.judge.kinds import Kind
-from fuzzer.report.draft import REPO, ranked
+from fuzzer.report.draft import REPO, op_names, ranked
 from fuzzer.report.store import Finding, Store
 from fuzzer.triage import known
 
@@ -38,15 +37,10 @@ API_ENV = "NUMFUZZ_GITHUB_API"
 DEFAULT_API = "https://api.github.com"
 TIMEOUT = 10.0  # seconds per request
 PER_CAUSE = 5  # likely duplicates kept per cause
-MAX_OPS = 3  # op names per query: GitHub ANDs the terms, more finds nothing
 SECTION = "#### Possible duplicates upstream"
 # One word a report of each kind tends to hold; flips and accuracy have none that helps.
 KIND_WORDS = {Kind.NONFINITE: "nan", Kind.HIDDEN_NONFINITE: "inf", Kind.META: "dtype",
               Kind.CRASH: "error", Kind.TIMEOUT: "hang"}
-# Ops too common to narrow a search: used only when a core has nothing else.
-GLUE = frozenset({"add", "sub", "mul", "neg", "to", "clamp", "view", "reshape", "clone",
-                  "contiguous", "permute", "transpose", "expand", "unsqueeze", "squeeze",
-                  "flatten"})
 Log = Callable[[str], None]
 
 
@@ -86,28 +80,6 @@ class Duplicate:
 
     def line(self) -> str:
         return f"#{self.number} {self.title} ({self.state}): {self.url}"
-
-
-def torch_name(label: str) -> str | None:
-    """The torch function an op label stands for: a registry op's first call in its template
-    (``floordiv_scalar`` is ``torch.div``), a captured call's own name (``Tensor.abs``); None
-    for what upstream has no name for."""
-    import torch
-
-    spec = ops.REGISTRY.get(label)
-    if spec is not None and spec.template:
-        found = re.search(r"(?:torch|F|special)\.(\w+)\(", spec.template) or \
-            re.search(r"\.(\w+)\(", spec.template)
-        return found.group(1) if found else None
-    spaces = (torch, torch.nn.functional, torch.special, torch.Tensor)
-    return next((n for n in (label.rsplit(".", 1)[-1], known.bare(label))
-                 if any(hasattr(space, n) for space in spaces)), None)
-
-
-def op_names(core: list[str]) -> list[str]:
-    """The torch names of a core's ops, distinctive ones first, at most ``MAX_OPS``."""
-    names = [n for n in dict.fromkeys(map(torch_name, core)) if n]
-    return ([n for n in names if n not in GLUE] or names)[:MAX_OPS]
 
 
 def queries(finding: Finding, cause: dict | None) -> list[str]:

@@ -64,6 +64,12 @@ class Known:
         if (self.status == "fixed") != bool(self.fixed_in):
             raise ValueError(f"entry {self.id!r}: fixed_in goes with status \"fixed\", and "
                              "only with it")
+        for part in (q.strip() for q in self.torch.split(",") if q.strip()):
+            try:  # a spec that parses nowhere would silently never match
+                torch.torch_version.Version(part.lstrip("<>="))
+            except torch.torch_version.InvalidVersion:
+                raise ValueError(f"entry {self.id!r}: torch {self.torch!r} is not like "
+                                 "\">=2.5,<2.14\"") from None
         if self.fixed_in:  # a release torch can compare with
             try:
                 torch.torch_version.Version(str(self.fixed_in))
@@ -123,7 +129,7 @@ def entries(path: Path = KNOWN_FILE) -> tuple[Known, ...]:
                 values["family"] = (values["family"],)
             found.append(Known(**values))
         return tuple(found)
-    except (OSError, ValueError, TypeError) as err:
+    except (OSError, ValueError, TypeError, AttributeError) as err:  # AttributeError: not tables
         raise InputError(f"{path}: not a valid known-issues file: {err}") from None
 
 

@@ -1,0 +1,127 @@
+"""The nightly's edges a review found: a minimized case that no longer reproduces is not a cause;
+a case left short of its fixpoint waits for the next night rather than a second pass; a draft
+claimed by a night that never wrote it is drafted by a later one; a garbled night.json or known
+list is one line; a cause new tonight is not also recurring; a worker-kill finding that cannot be
+saved is a harness error, not a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fuzzer.campaign import fleet
+from fuzzer.errors import InputError
+from fuzzer.execute.pool import RunnerPool
+from fuzzer.judge.kinds import Kind
+from fuzzer.report import pipeline, summary
+from fuzzer.report.night import Context, Night, open_night
+from fuzzer.report.pipeline import finding_for
+from fuzzer.report.store import Store
+from fuzzer.triage.known import entries
+from tests import triage_fakes as tf
+from tests.conftest import campaign_settings, night_settings
+
+
+@pytest.fixture
+def night(fake_runner, tmp_path):
+    """A night's context over a corpus holding one planted finding."""
+    reports = tmp_path / "reports"
+    settings = night_settings(reports=reports, max_findings=5)
+    case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    path = case.save(settings.corpus_dir / case.file_name())
+    with Store.in_reports(reports) as store:
+        yield Context(settings, Night("2030-01-02", 1, 1), reports / "2030-01-02", store,
+                      RunnerPool({"cpu": fake_runner}), lambda line: None), case, path
+
+
+@dataclass
+class Minimized:
+    case: object
+    reliability: tuple[int, int]
+    fixpoint: bool = True
+    original_ops: int = 2
+    final_ops: int = 2
+    calls: int = 3
+    seconds: float = 0.1
+    final_elements: int = 1
+    stopped: str = ""
+
+
+def test_a_minimized_case_that_reproduces_0_of_k_is_no_cause(night, monkeypatch):
+    ctx, case, path = night
+    monkeypatch.setattr("fuzzer.reduce.minimize.minimize",
+                        lambda start, *args, **kwargs: Minimized(start, (0, 3)))
+    assert pipeline._process_one(ctx, path, path.name)
+    assert ctx.store.findings() == []
+    (row,) = ctx.store.night_rows(ctx.night.id)
+    assert row["outcome"].startswith("not reproducible: the minimized case reproduced 0/3")
+
+
+def test_a_case_left_short_tonight_is_not_started_again_by_the_second_pass(night, monkeypatch):
+    ctx, _, path = night
+    started = []
+
+    def left_short(ctx, path, key):
+        started.append(key)
+        return False  # the minimizer's budget ran out short of its fixpoint
+
+    monkeypatch.setattr(pipeline, "_process_one", left_short)
+    pipeline.process(ctx)
+    assert started == [path.name] and ctx.night.backlog == 1
+
+
+def test_a_draft_an_earlier_night_claimed_but_never_wrote_is_drafted_tonight(night, fake_runner,
+                                                                             monkeypatch):
+    ctx, case, path = night
+    finding = finding_for(case, None, (1, 1))
+    ctx.store.record(finding)
+    earlier = str(ctx.settings.reports / "2030-01-01" / f"{finding.signature}.md")
+    assert ctx.store.claim_draft(finding.signature, earlier)  # that night was killed here
+    written = []
+    monkeypatch.setattr(pipeline, "write_draft_for",
+                        lambda ctx, finding, path, *rest: written.append(path))
+    assert ctx.drafts_owed() == 1
+    pipeline.write_pending_drafts(ctx)
+    tonight = ctx.directory / f"{finding.signature}.md"
+    assert written == [tonight]
+    assert ctx.store.get(finding.signature).draft_path == str(tonight)
+    assert not ctx.store.claim_draft(finding.signature, "elsewhere.md", previous=earlier)
+
+
+def test_a_garbled_night_file_is_one_line(tmp_path):
+    directory = tmp_path / "2030-01-01"
+    directory.mkdir()
+    for text in ("{not json", "[1, 2]", '{"date": "2030-01-01", "colour": "blue"}'):
+        (directory / "night.json").write_text(text)
+        with pytest.raises(InputError, match="move it aside"):
+            open_night(night_settings(reports=tmp_path), directory, lambda line: None)
+
+
+@pytest.mark.parametrize("text", ['[[known]]\nid = "a"\nwhat = "b"\ntorch = "~=2.5"\n',
+                                  'known = ["x"]\n'])
+def test_a_known_list_that_would_never_match_or_is_not_tables_is_refused(tmp_path, text):
+    path = tmp_path / "known.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match="not a valid known-issues file"):
+        entries(path)
+
+
+def test_a_cause_new_tonight_is_not_also_recurring():
+    rows = [{"signature": "a", "outcome": "new"}, {"signature": "a", "outcome": "recurring"},
+            {"signature": "b", "outcome": "recurring"}]
+    assert summary.recurring_tonight(rows) == ["b"]
+
+
+def test_a_worker_kill_finding_that_cannot_be_saved_is_a_harness_error(tmp_path, monkeypatch):
+    settings = campaign_settings(out=tmp_path / "corpus", seed=1)
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fleet, "save_new", full_disk)
+    outcome, details = fleet._worker_kill(settings, 0)
+    assert outcome.verdict.kind == Kind.SKIP and "harness error" in outcome.verdict.message
+    assert outcome.unwritable and "No space left" in details
+    assert outcome.path is None and Path(tmp_path / "corpus").exists() is False
