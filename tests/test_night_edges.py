@@ -2,7 +2,7 @@
 a case left short of its fixpoint waits for the next night rather than a second pass; a draft
 claimed by a night that never wrote it is drafted by a later one; a garbled night.json or known
 list is one line; a cause new tonight is not also recurring; a worker-kill finding that cannot be
-saved is a harness error, not a traceback."""
+saved is a harness error, not a traceback; a stopped fleet campaign starts nothing more."""
 
 from __future__ import annotations
 
@@ -125,3 +125,46 @@ def test_a_worker_kill_finding_that_cannot_be_saved_is_a_harness_error(tmp_path,
     assert outcome.verdict.kind == Kind.SKIP and "harness error" in outcome.verdict.message
     assert outcome.unwritable and "No space left" in details
     assert outcome.path is None and Path(tmp_path / "corpus").exists() is False
+
+
+def test_batches_a_lost_actor_handed_back_are_not_run_once_the_campaign_stops():
+    """A full disk stopped the campaign while a dead actor's cases waited to be run again: they
+    are dropped (the ledger leaves them to --resume), not started after "stopped at case N"."""
+    from collections import deque
+
+    ran = []
+
+    class Actor:
+        class run_case:  # noqa: N801  (Ray's spelling: actor.method.remote(...))
+            @staticmethod
+            def remote(index):
+                ran.append(index)
+                return object()
+
+    lost = fleet.Fleet.__new__(fleet.Fleet)  # no Ray here: only its queue and one slot
+    lost.slots, lost.queue = [fleet.Slot(Actor())], deque([fleet.Batch([3, 4])])
+    lost.feed(lambda: None, halted=lambda: True)
+    assert ran == [] and not lost.queue
+    lost.queue.append(fleet.Batch([3, 4]))
+    lost.feed(lambda: None)  # still running: the handed-back batch goes first
+    assert ran == [3, 4]
+
+
+def test_a_stage_a_kill_cut_short_counts_its_time_on_resume(tmp_path):
+    """Killed ten minutes into minimizing (last saved then): the resumed night counts those ten
+    minutes, so it ends when the whole night should, not ten minutes late."""
+    import json
+
+    from fuzzer.report.night import Night
+
+    directory = tmp_path / "2030-01-01"
+    directory.mkdir()
+    killed = Night("2030-01-01", 1, 7, stage="process", stage_seconds={"fuzz": 420.0},
+                   timed_stage="minimize + triage", stage_since=1000.0)
+    killed.save(directory)
+    data = json.loads((directory / "night.json").read_text())
+    data["saved_at"] = 1600.0  # the last save before the kill
+    (directory / "night.json").write_text(json.dumps(data))
+    resumed = open_night(night_settings(reports=tmp_path), directory, lambda line: None)
+    assert resumed.stage_seconds == {"fuzz": 420.0, "minimize + triage": 600.0}
+    assert resumed.timed_stage == "" and resumed.stage_since == 0.0

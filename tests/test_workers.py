@@ -110,3 +110,26 @@ def test_campaign_finishes_and_records_lost_workers(tmp_path: Path, backend: str
         assert case.origin["index"] in range(cases)
     state = ledger_of(tmp_path)
     assert state["below"] == cases
+
+
+def test_a_worker_that_cannot_start_leaves_no_log_or_cache_behind(monkeypatch):
+    """Out of processes or descriptors: Popen raises, and the worker's log file and private
+    Inductor cache, made before it, are removed (a night would otherwise collect them)."""
+    import os
+    import subprocess
+    import tempfile
+
+    from fuzzer.execute import workers
+
+    def mine() -> set[str]:
+        prefix = f"{workers.TEMP_PREFIX}{os.getpid()}-"
+        return {p.name for p in Path(tempfile.gettempdir()).glob(f"{prefix}*")}
+
+    def no_more_processes(*args, **kwargs):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    before = mine()
+    monkeypatch.setattr(subprocess, "Popen", no_more_processes)
+    with pytest.raises(OSError, match="Resource temporarily unavailable"):
+        workers.Worker("cpu", warmup=False, private_cache=True)
+    assert mine() == before

@@ -208,7 +208,12 @@ class Fleet:
 
     # ------------------------------------------------------------ handing out cases
 
-    def feed(self, next_batch: Callable[[], Batch | None]) -> None:
+    def feed(self, next_batch: Callable[[], Batch | None],
+             halted: Callable[[], bool] = lambda: False) -> None:
+        """Give every idle actor a batch: first those handed back by lost actors, unless the
+        run has stopped (they never ran, so the ledger leaves them to ``--resume``)."""
+        if self.queue and halted():
+            self.queue.clear()
         for slot in self.slots:
             if slot.batch is not None:
                 continue
@@ -398,7 +403,7 @@ def run_fleet(settings: Settings, address: str | None = None,
 
     try:
         while True:
-            fleet.feed(next_batch)
+            fleet.feed(next_batch, loop.halted)
             pending = fleet.in_flight()
             if not pending and not fleet.queue:
                 break

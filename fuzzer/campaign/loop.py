@@ -136,15 +136,18 @@ class Loop:
         self.issued = len(self.ledger.done)  # --resume: --cases counts the whole campaign
         self.lock = threading.Lock()
 
+    def halted(self) -> bool:
+        """The run stops (a stop rule, the caller, the time budget): no case is started now,
+        not even one issued before and handed back by a lost actor."""
+        s = self.settings
+        return bool(self.summary.stopped) or self.should_stop() or \
+            (s.seconds is not None and time.monotonic() - self.start >= s.seconds)
+
     def next_index(self) -> int | None:
         """The next case index to run, or None once the budget is spent or the run stops."""
         s = self.settings
         with self.lock:
-            if self.summary.stopped or self.should_stop():
-                return None
-            if s.seconds is not None and time.monotonic() - self.start >= s.seconds:
-                return None
-            if s.cases is not None and self.issued >= s.cases:
+            if self.halted() or (s.cases is not None and self.issued >= s.cases):
                 return None
             self.issued += 1
             return next(self.indices)

@@ -100,9 +100,15 @@ class Worker:
             child_env["CUDA_VISIBLE_DEVICES"] = str(gpu)
         args = [sys.executable, "-m", "fuzzer.execute.workers", device, str(threads),
                 str(int(warmup))]
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=log, env=child_env, start_new_session=True)
+        try:
+            with open(self.log, "wb") as log:
+                self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=log, env=child_env, start_new_session=True)
+        except BaseException:  # no child (out of processes or descriptors): leave nothing behind
+            self.log.unlink(missing_ok=True)
+            if self.cache is not None:
+                shutil.rmtree(self.cache, ignore_errors=True)
+            raise
         self.started = False
 
     def wait_ready(self, timeout: float = 600) -> None:

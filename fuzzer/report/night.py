@@ -109,6 +109,11 @@ class Night:
     harness_errors: int = 0  # numfuzz's own failures on a case or finding (campaign.harness)
     harness_messages: list[str] = field(default_factory=list)  # the first few
     stopped: str = ""  # why fuzzing stopped before its budget (the harness stop rule)
+    # The stage being timed and when it began, and when this file was last written (epoch
+    # seconds): a kill loses no stage's time up to the last save (``count_interrupted``).
+    timed_stage: str = ""
+    stage_since: float = 0.0
+    saved_at: float = 0.0
 
     @property
     def id(self) -> str:
@@ -125,7 +130,17 @@ class Night:
             self.harness_messages.append(message)
 
     def save(self, directory: Path) -> None:
+        self.saved_at = time.time()
         atomic_write(directory / "night.json", json.dumps(asdict(self), indent=1))
+
+    def count_interrupted(self) -> None:
+        """A stage a kill cut short: its time up to the last save counts against the night's
+        budget, so the resumed night ends when the whole night should."""
+        if self.timed_stage and self.saved_at >= self.stage_since > 0:
+            seconds = self.stage_seconds
+            seconds[self.timed_stage] = round(seconds.get(self.timed_stage, 0.0)
+                                              + self.saved_at - self.stage_since, 1)
+        self.timed_stage, self.stage_since = "", 0.0
 
 
 def night_of(summary: Path) -> Night:
@@ -156,6 +171,7 @@ def open_night(settings: NightSettings, directory: Path, log: Log) -> Night:
             raise InputError(f"{path}: not a night numfuzz can resume ({type(err).__name__}); "
                              "move it aside to start this date's night anew") from None
         if night.status == "running":
+            night.count_interrupted()
             log(f"resuming night {night.id} at stage {night.stage}")
             return night
         run = night.run + 1
@@ -180,13 +196,18 @@ class Context:
     deadline: float | None = None
     fleet: Fleet | None = None  # the Ray fleet when the engine is ray
 
+    def checkpoint(self) -> None:
+        """Save the night between items (what a kill would otherwise lose: counts, the time
+        spent); a full disk here is not fatal, the next save tries again."""
+        with contextlib.suppress(OSError):
+            self.night.save(self.directory)
+
     def harness_error(self, stage: str, key: str, err: BaseException) -> None:
         """One finding's ``stage`` raised: count it, log it, keep it for replay; go on."""
         message = harness.error_verdict(stage, err).message
         self.night.harness_error(f"{key}: {message}")
         self.log(f"{key}: {message}")
-        with contextlib.suppress(OSError):  # a full disk: counted all the same, saved later
-            self.night.save(self.directory)
+        self.checkpoint()  # a full disk: counted all the same, saved later
         harness.HarnessLog(self.settings.corpus_dir / harness.DIRECTORY).record(
             message, where={"night": self.night.id, "item": key},
             details=harness.traceback_text(err))

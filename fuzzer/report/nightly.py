@@ -121,13 +121,19 @@ def _recheck_error(ctx: Context, signature: str, err: BaseException) -> None:
 
 @contextlib.contextmanager
 def _timed(ctx: Context, stage: str) -> Iterator[None]:
+    """Add the stage's wall time to the night's; while it runs, every save of the night
+    records that it is in flight, so a kill loses none of it (``Night.count_interrupted``)."""
+    night = ctx.night
+    night.timed_stage, night.stage_since = stage, time.time()
+    night.save(ctx.directory)
     start = time.monotonic()
     try:
         yield
     finally:
-        seconds = ctx.night.stage_seconds
+        seconds = night.stage_seconds
         seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - start, 1)
-        ctx.night.save(ctx.directory)
+        night.timed_stage, night.stage_since = "", 0.0
+        night.save(ctx.directory)
 
 
 # ------------------------------------------------------------------ fuzz

@@ -90,6 +90,7 @@ def _process_pass(ctx: Context, fresh: int, tried: set[str]) -> tuple[int, int]:
         fresh += 1
         tried.add(path.name)
         backlog += not _process_one(ctx, path, path.name)
+        ctx.checkpoint()
     return fresh, backlog
 
 
@@ -330,6 +331,7 @@ def write_pending_drafts(ctx: Context) -> None:
             write_draft_for(ctx, finding, path, env_file, after)
         except Exception as err:  # the draft is retried by the next resume or night
             ctx.harness_error("drafting", finding.signature, err)
+        ctx.checkpoint()
 
 
 def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
