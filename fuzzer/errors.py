@@ -5,6 +5,8 @@ status 2 (``fuzzer.cli.common``). They live here, below every stage, because a m
 loaded by the execution stage and captured by the user stage, and both report the same error.
 """
 
+from collections.abc import Iterable
+
 
 class InputError(ValueError):
     """Something the user gave numfuzz that it cannot use. The message is kept to one line
@@ -19,6 +21,17 @@ class InputError(ValueError):
 
 class CaseError(InputError):
     """A case file (or a model file standing in for one) that cannot be used."""
+
+
+def record_fields(data: object, allowed: Iterable[str], what: str) -> dict:
+    """``data``, a record read from a case file (``what``: its name there), as a dict holding
+    only ``allowed`` fields; CaseError naming the first that is not."""
+    if not isinstance(data, dict):
+        raise CaseError(f"{what} must be a dict, got {type(data).__name__}")
+    unknown = sorted(map(str, set(data) - set(allowed)))
+    if unknown:
+        raise CaseError(f"{what} has unknown field {unknown[0][:80]!r}")
+    return data
 
 
 class CaptureError(CaseError):

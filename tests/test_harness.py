@@ -196,7 +196,7 @@ def test_a_finding_that_fails_triage_is_a_harness_error_of_a_night_that_goes_on(
     monkeypatch.setattr(pipeline, "cause_of", attribute_once_broken)
     settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1,
                              bisect=False, date="2030-02-01", dtypes=("float32",),
-                             backend="eager", knobs=("emulate_precision_casts",))
+                             backend="eager")
     lines: list[str] = []
     path = run_night(settings, log=lines.append, pool=RunnerPool({"cpu": fake_runner},
                                                                   warmup=False))
@@ -237,8 +237,7 @@ def test_drafting_and_recheck_failures_are_counted(monkeypatch, fake_runner, tmp
 
     monkeypatch.setattr(module, target, broken)
     settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1,
-                             bisect=False, dtypes=("float32",), backend="eager",
-                             knobs=("emulate_precision_casts",))
+                             bisect=False, dtypes=("float32",), backend="eager")
     pool = RunnerPool({"cpu": fake_runner}, warmup=False)
     settings.date = "2030-02-03"
     run_night(settings, log=lambda line: None, pool=pool)

@@ -255,7 +255,7 @@ def test_a_known_fix_come_back_is_a_finding_and_a_wontfix_cause_is_known(fake_ru
     settings = night_settings(reports=reports, device="cpu", cases=1, seed=1, k=1,
                               max_calls=10, bisect=False, date="2030-03-01",
                               dtypes=("float32",), backend="eager", max_drafts=0,
-                              knobs=("emulate_precision_casts",), known_file=known_file)
+                              known_file=known_file)
     pool = RunnerPool({"cpu": fake_runner}, warmup=False)
     lines: list[str] = []
     first = run_night(settings, log=lines.append, pool=pool)

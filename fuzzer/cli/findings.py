@@ -205,8 +205,9 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                         strategies=parse_weights(strategies, grammar), search=search)
     settings = NightSettings(reports=reports, campaign=campaign, seconds=seconds, seed=seed,
                              corpus=corpus, k=k, max_calls=max_calls, max_findings=max_findings,
-                             bisect=not no_bisect, knobs=_knobs(knobs), max_drafts=max_drafts,
-                             engine=engine, ray_address=ray_address)
+                             bisect=not no_bisect, max_drafts=max_drafts, engine=engine,
+                             ray_address=ray_address)
+    _knobs(knobs)  # checked, though a night always tries every knob (see --help)
     if known_file is not None:
         from fuzzer.triage.known import entries
 

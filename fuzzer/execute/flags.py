@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from fuzzer.errors import CaseError
+from fuzzer.errors import CaseError, record_fields
 
 # The flags, as torch spells them (repro.py sets these very attributes).
 TORCH_NAMES = {
@@ -61,13 +61,7 @@ class Flags:
     @classmethod
     def from_dict(cls, data: Any) -> Flags:
         """The flags a case or task records; CaseError naming the first bad field."""
-        if not isinstance(data, dict):
-            raise CaseError(f"flags must be a dict, got {type(data).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(map(str, set(data) - known))
-        if unknown:
-            raise CaseError(f"flags has unknown field {unknown[0][:80]!r}")
-        flags = cls(**data)
+        flags = cls(**record_fields(data, (f.name for f in fields(cls)), "flags"))
         for name in TORCH_NAMES:
             if type(getattr(flags, name)) is not bool:
                 raise CaseError(f"flags {name} must be true or false")

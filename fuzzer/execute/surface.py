@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fuzzer.errors import CaseError
+from fuzzer.errors import CaseError, record_fields
 
 MODES = ("default", "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead")
 CUDA_ONLY_MODES = ("reduce-overhead",)  # CUDA graphs: nothing to capture on the CPU
@@ -32,12 +32,7 @@ class Surface:
     @classmethod
     def from_dict(cls, data: Any) -> Surface:
         """The surface a case or task records; CaseError naming the first bad field."""
-        if not isinstance(data, dict):
-            raise CaseError(f"surface must be a dict, got {type(data).__name__}")
-        unknown = set(data) - {"dynamic", "mode", "training"}
-        if unknown:
-            raise CaseError(f"surface has unknown field {sorted(map(str, unknown))[0][:80]!r}")
-        surface = cls(**data)
+        surface = cls(**record_fields(data, ("dynamic", "mode", "training"), "surface"))
         if type(surface.dynamic) is not bool or type(surface.training) is not bool:
             raise CaseError("surface dynamic and training must be true or false")
         if surface.mode not in MODES:

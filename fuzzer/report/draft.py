@@ -113,11 +113,7 @@ def _first_line(text: str) -> str:
 
 def short(value: object) -> str:
     """A value as a title shows it: three significant digits, floats looking like floats."""
-    if isinstance(value, bool) or isinstance(value, int) or value is None:
-        return str(value)
-    if not isinstance(value, float):
-        return str(value)
-    if math.isnan(value) or math.isinf(value):
+    if not isinstance(value, float) or not math.isfinite(value):
         return str(value)
     text = f"{value:.3g}"
     return text if any(c in text for c in ".e") else text + ".0"
@@ -346,7 +342,6 @@ def _environment(case: Case) -> list[str]:
 
 
 MAX_ROWS = 6  # differing elements in the table
-
 
 
 def _values_table(details: dict) -> str:

@@ -27,7 +27,6 @@ from fuzzer.execute.pool import RunnerPool, Until
 from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
 from fuzzer.triage import known
-from fuzzer.triage.attribute import KNOBS, Knob
 from fuzzer.triage.signature import SIGNATURE_K
 
 if TYPE_CHECKING:  # Ray is an optional extra: only a night on the ray engine loads it
@@ -60,7 +59,6 @@ class NightSettings:
     max_drafts: int = 5  # new root causes drafted per night, strongest first; the rest wait
     known_file: Path = known.KNOWN_FILE  # known causes: counted as hits, never drafted
     bisect: bool = True
-    knobs: tuple[str, ...] | None = None  # knobs to try besides the full set (signed over)
     date: str | None = None  # default: today (local time)
     fuzz_share: float = 0.7
     engine: str = "local"  # or "ray": fuzz, minimize and triage on a Ray fleet's actors
@@ -69,11 +67,6 @@ class NightSettings:
     @property
     def corpus_dir(self) -> Path:
         return self.corpus or self.reports / "corpus"
-
-    def knob_list(self) -> tuple[Knob, ...]:
-        """Every knob, whatever ``knobs`` says: a cause signature is taken over the full set, and
-        ``knobs`` can only name knobs of that set (``--knobs`` has no effect on a night)."""
-        return KNOBS
 
     def night_campaign(self, night: Night) -> Settings:
         """Tonight's campaign: into the night's corpus, with its seed, in what is left of the

@@ -147,8 +147,7 @@ def _process_one(ctx: Context, path: Path, key: str) -> bool:
             return True
         if minimized is None:
             return False
-        attribution, fields = cause_of(minimized, ctx.runners(deadline),
-                                       knobs=ctx.settings.knob_list(), k=ctx.settings.k,
+        attribution, fields = cause_of(minimized, ctx.runners(deadline), k=ctx.settings.k,
                                        stop=lambda: ctx.out_of_time(deadline))
         _record(ctx, key, minimized, attribution, fields, reliability, sighting(case))
         _checkpoint(ctx, key).unlink(missing_ok=True)
