@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A first GPU run in one call, from the checkout (no install, no network):
-#   bench/gpu_smoke.sh OUTDIR [--device cuda|cpu] [--campaign 2m] [--workers "1 2 4"]
+#   bench/gpu_smoke.sh OUTDIR [--device cuda|cpu] [--campaign 2m|CASES] [--workers "1 2 4"]
 #       [--minimize 3m] [--seeds "fma_exp_cancel softmax_recompute conv_gelu_e8m0"]
 #       [--deadline SECONDS] [--backend NAME] [--bisect] [--tests FILE|none] [--fetch DIR]
 # Steps: the environment (torch, GPU, torch.backends flags, the SDPA priority, which triage knobs
@@ -46,6 +46,8 @@ NUMFUZZ=("$PY" -m fuzzer)
 case "$BACKEND" in *:*) NUMFUZZ+=(--trust-backend "$BACKEND") ;; esac
 GPUS=(); [ "$DEVICE" = cuda ] && GPUS=(--gpus 0)
 NO_BISECT=(--no-bisect); [ "$BISECT" = 1 ] && NO_BISECT=()
+# --campaign: a duration (2m), or a plain number of cases (what a dry run on a loaded CPU needs)
+BUDGET=(--time "$CAMPAIGN"); case "$CAMPAIGN" in *[!0-9]*) ;; *) BUDGET=(--cases "$CAMPAIGN") ;; esac
 
 # step NAME STDOUT CMD...: CMD with stdout to STDOUT and stderr to NAME.log, cut at the deadline;
 # its exit status and seconds go to steps.tsv ("skipped" once the deadline has passed).
@@ -105,7 +107,7 @@ fi
 
 for workers in $WORKERS; do
   step "campaign-w$workers" "$OUT/run-w$workers.json" "${NUMFUZZ[@]}" run --device "$DEVICE" \
-    ${GPUS[@]+"${GPUS[@]}"} --workers "$workers" --time "$CAMPAIGN" --seed "$workers" --backend "$BACKEND" \
+    ${GPUS[@]+"${GPUS[@]}"} --workers "$workers" "${BUDGET[@]}" --seed "$workers" --backend "$BACKEND" \
     --out "$OUT/corpus-w$workers" --json
 done
 

@@ -186,9 +186,9 @@ def corpus(directory: Path) -> dict[str, Any]:
             head = case.graph.node(out.node).op
             heads[f"{v.kind}/{head}"] += 1
             d = out.details
-            row.update(head=head, out_dtype=out.dtype, count=d.get("count"),
-                       total=d.get("total"), min_ulps=d.get("min_ulps"),
-                       max_ulps=d.get("max_ulps"), fp64_agrees=d.get("fp64_agrees"))
+            row.update(head=head, out_dtype=out.dtype, count=d.count, total=d.total,
+                       min_ulps=d.min_ulps, max_ulps=d.max_ulps,
+                       fp64_agrees=d.fp64_agrees.to_dict() if d.fp64_agrees else None)
         else:
             row["message"] = v.message
         rows.append(row)

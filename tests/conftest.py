@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fuzzer import clock
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.ledger import campaigns_in
 from fuzzer.execute.recipe import Recipe, trust_backend
@@ -34,6 +35,18 @@ def fake_runner():
     runner = Runner("cpu", threads=1, timeout=60, warmup=False)
     yield runner
     runner.close()
+
+
+@pytest.fixture
+def sim_clock():
+    """A simulated budget clock for one test (``fuzzer.clock.Simulated``): every budget reads
+    it, and it moves only by a fixed cost per worker run (1 s) and per subprocess (5 s), so a
+    test of budget logic decides the same way however fast or loaded the machine is. Set
+    ``costs`` or ``patience`` on it before the work starts to change them."""
+    simulated = clock.Simulated()
+    previous = clock.install(simulated)
+    yield simulated
+    clock.install(previous)
 
 
 @pytest.fixture(scope="session")

@@ -39,7 +39,7 @@ def uint8_plus_one(gm, example_inputs):
     def change(outs):
         for i, out in enumerate(outs):
             if out.dtype == torch.uint8:
-                out = out.clone()
+                out = out.contiguous().clone()  # a view of it may be laid out any way
                 out.view(-1)[0] += 1
                 outs[i] = out
                 break
@@ -54,7 +54,7 @@ def inject_inf(gm, example_inputs):
     def change(outs):
         for i, out in enumerate(outs):
             if out.is_floating_point():
-                out = out.clone()
+                out = out.contiguous().clone()  # a view of it may be laid out any way
                 out.view(-1)[0] = math.inf
                 outs[i] = out
                 break
@@ -82,18 +82,6 @@ def erf_quarter(gm, example_inputs):
     """torch.erf returns a quarter of its value: every E8M0 code downstream drops by two steps,
     which no rounding explains (strong evidence even where float64 sits on a boundary)."""
     return _rewrite(gm, torch.erf, _erf_quarter)
-
-
-def slow_erf_quarter(gm, example_inputs):
-    """erf_quarter, each compiled call taking an eighth of a second (a draw runs compiled twice):
-    a night's work that takes longer than its budget, in a test that does not."""
-    planted = erf_quarter(gm, example_inputs)
-
-    def run(*args):
-        time.sleep(0.125)
-        return planted(*args)
-
-    return run
 
 
 def _exp_overflowing(x):
@@ -169,6 +157,25 @@ def nan_on_subnormal(gm, example_inputs):
     def run(*args):
         outs = list(gm(*args))
         if any(_finite_subnormal(a) for a in args):
+            for i, out in enumerate(outs):
+                if out.is_floating_point() and out.numel():
+                    outs[i] = out.contiguous().clone()
+                    outs[i].view(-1)[0] = math.nan
+                    break
+        return tuple(outs)
+
+    return run
+
+
+def nan_on_layout(gm, example_inputs):
+    """When any input is stored other than contiguously from the start of its storage
+    (transposed, permuted, channels-last, strided, sliced, padded, expanded, at an offset), the
+    first float output's first element is NaN: a divergence that only a case, replay and
+    repro.py keeping the inputs' layouts exactly still show."""
+
+    def run(*args):
+        outs = list(gm(*args))
+        if any(not a.is_contiguous() or a.storage_offset() != 0 for a in args):
             for i, out in enumerate(outs):
                 if out.is_floating_point() and out.numel():
                     outs[i] = out.contiguous().clone()
@@ -286,5 +293,81 @@ def drift_per_nonlinearity(gm, example_inputs):
 
     def change(outs):
         return [o * (1 + 4e-5 * count) if o.is_floating_point() else o for o in outs]
+
+    return _map_outputs(gm, change)
+
+
+# ---------------------------------------------------------------- state: writes and aliases
+
+
+def drop_input_writes(gm, example_inputs):
+    """Compiled computes on copies of its inputs: outputs right, the inputs' writes lost."""
+
+    def run(*args):
+        return gm(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+
+    return run
+
+
+def detach_outputs(gm, example_inputs):
+    """Every output comes back as a fresh copy: an output that was a view of an input no
+    longer shares its storage (a lost alias)."""
+
+    def run(*args):
+        outs = gm(*args)
+        seq = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        seq = [o.clone() for o in seq]
+        return type(outs)(seq) if isinstance(outs, (tuple, list)) else seq[0]
+
+    return run
+
+
+def overshoot_input_writes(gm, example_inputs):
+    """A written input is left one larger than it should be (a wrong buffer update)."""
+
+    def run(*args):
+        before = [a.clone() for a in args]
+        outs = gm(*args)
+        for a, b in zip(args, before):
+            if not torch.equal(a, b):
+                with torch.no_grad():
+                    a.add_(1)
+        return outs
+
+    return run
+
+
+def stray_input_write(gm, example_inputs):
+    """Compiled also writes the last float input the program only reads."""
+
+    def run(*args):
+        before = [a.clone() for a in args]
+        outs = gm(*args)
+        untouched = [a for a, b in zip(args, before) if a.is_floating_point()
+                     and torch.equal(a, b)]
+        if untouched:
+            with torch.no_grad():
+                untouched[-1].view(-1)[0] += 1
+        return outs
+
+    return run
+
+
+def graph_break(gm, example_inputs):
+    """Every compiled call raises Dynamo's Unsupported: a feature it lacks, so no case is
+    judged (each is a skip), whatever the program."""
+    import torch._dynamo.exc
+
+    def run(*args):
+        raise torch._dynamo.exc.Unsupported("planted: a feature Dynamo lacks")
+
+    return run
+
+
+def next_index(gm, example_inputs):
+    """Every int64 output (an index) points one element further."""
+
+    def change(outs):
+        return [o + 1 if o.dtype == torch.int64 else o for o in outs]
 
     return _map_outputs(gm, change)

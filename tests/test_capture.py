@@ -206,9 +206,9 @@ def test_generic_ops_go_through_the_minimizer(fake_runner, tmp_path) -> None:
 
 @pytest.mark.inductor
 def test_real_inductor_divergence_in_a_model_file_minimizes_end_to_end(tmp_path) -> None:
-    """A public upstream report (uint8 -abs through cat + sum, #187018) that is still a strong
-    regression on Inductor CPU: captured, minimized, and its repro reproduces."""
-    model = MODELS / "public" / "abs_uint8_neg_cat_sum.py"
+    """Float floor division codes summed (upstream #197895, open, a strong regression on
+    Inductor CPU on 2.11, 2.13 and 2.15): captured, minimized, and its repro reproduces."""
+    model = MODELS / "floordiv_codes_sum.py"
     out = tmp_path / "min"
     proc = subprocess.run([sys.executable, "-m", "fuzzer", "minimize", str(model), "-o", str(out),
                            "--corpus", str(tmp_path / "slips"), "--json"],

@@ -169,7 +169,7 @@ def test_a_disk_that_fills_mid_run_stops_it_in_one_line_keeping_what_was_saved(
         return made
 
     monkeypatch.setattr(files.tempfile, "mkstemp", filling)
-    result = invoke([*FAKE_RUN, "--cases", "40", "--seed", "8", "--backend", FAKE,
+    result = invoke([*FAKE_RUN, "--cases", "40", "--seed", "9", "--backend", FAKE,
                      "--out", str(out)])
     assert result.exit_code == 2, result.output
     line = result.stderr.strip().splitlines()[-1]
@@ -288,15 +288,15 @@ def test_make_run_is_a_success_with_a_fresh_seed_and_says_what_to_do_next(
         assert "Error" not in proc.stderr
         return proc
 
-    found = make_run("SEED=8", "CASES=4")  # seed 8's first case is a finding
-    assert "campaign seed 8 " in found.stdout
+    found = make_run("SEED=9", "CASES=4")  # seed 9's first case is a finding
+    assert "campaign seed 9 " in found.stdout
     assert "findings: int-flip" in found.stdout  # it found something, and that is success
     tail = found.stdout.strip().splitlines()[-3:]
     assert [ln.split()[3] for ln in tail] == ["replay", "minimize", "triage"], tail
     fresh = [make_run("CASES=1") for _ in range(2)]
     seeds = [int(re.search(r"campaign seed (\d+)", p.stdout).group(1)) for p in fresh]
     assert seeds[0] != seeds[1]  # a fresh campaign each time, never the same seed-0 one
-    assert {key["seed"] for _, key in campaigns_in(out)} == {8, *seeds}  # three ledgers
+    assert {key["seed"] for _, key in campaigns_in(out)} == {9, *seeds}  # three ledgers
 
 
 # ------------------------------------------------------------------ 5. --backend checked
@@ -356,7 +356,7 @@ def test_help_loads_no_torch() -> None:
     """``--help`` of every command without importing torch (bench/startup.py times it)."""
     code = ("import sys\nfrom fuzzer.cli import main\n"
             "for args in ([], ['run'], ['replay'], ['corpus', 'list'], ['minimize'], ['repro'],"
-            " ['triage'], ['nightly'], ['findings'], ['export']):\n"
+            " ['triage'], ['nightly'], ['findings'], ['export'], ['known']):\n"
             "    try:\n        main([*args, '--help'])\n    except SystemExit:\n        pass\n"
             "print(sorted(m for m in ('torch', 'numpy', 'networkx') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -387,7 +387,7 @@ def test_triage_documents_its_exit_codes() -> None:
 
 
 COMMANDS = ["run", "replay", "corpus list", "minimize", "repro", "triage", "nightly",
-            "findings", "export"]
+            "findings", "export", "known"]
 
 
 def walk_args(command: str, trouble: str, tmp: Path) -> list[str] | None:
@@ -417,6 +417,8 @@ def walk_args(command: str, trouble: str, tmp: Path) -> list[str] | None:
                    "malformed": ["--pytest", str(tmp / "x"), "--reports",
                                  str(tmp / "junk-reports")],
                    "unwritable": ["--pytest", str(blocked), "--reports", reports]},
+        "known": {"missing": ["--check", "--known", f"{missing}.toml"],
+                  "malformed": ["--check", "--known", f"{junk}.toml"]},
     }
     extra = table[command].get(trouble)
     return None if extra is None else [*command.split(), *extra]

@@ -90,11 +90,11 @@ def test_title_is_in_the_words_of_the_bug():
 
 def test_title_of_a_long_expression_names_the_head_and_of_a_float_output_its_values(judged):
     case, _, _ = judged  # x * 3.0 into the E8M0 head: the head's template is long
-    element = case.verdict.diverging.details["elements"][0]
-    value = case.inputs[str(case.graph.input_ids()[0])].reshape(-1)[element["index"][0]].item()
+    element = case.verdict.diverging.details.elements[0]
+    value = case.inputs[str(case.graph.input_ids()[0])].reshape(-1)[element.index[0]].item()
     assert draft.title_for(case) == (
         f"[plant_unless_emulate][cpu] e8m0(x * 3.0) of {draft.short(value)} gives "
-        f"{element['compiled']} under torch.compile (eager {element['eager']})")
+        f"{element.compiled} under torch.compile (eager {element.eager})")
     b = Builder(random.Random(0), "float32")
     x = b.input((2, 8))
     soft = b.op("softmax", x, dim=-1)
@@ -193,7 +193,7 @@ def test_large_inputs_become_a_seeded_expression_checked_by_running_it(worker, t
     output = printed(tmp_path, plain)
     printed_elements = element_lines(output)
     assert printed_elements and all(e != c for e, c, _ in printed_elements), output
-    shown = [tuple(e["index"]) for e in plain.case.verdict.diverging.details["elements"][:4]]
+    shown = [tuple(e.index) for e in plain.case.verdict.diverging.details.elements[:4]]
     assert output.startswith(str(shown[0]))  # … and the elements that differ there
 
 
@@ -265,9 +265,9 @@ def test_draft_opens_with_the_plain_reproducer_and_keeps_every_section(judged, t
     assert "### 🐛 Describe the bug" in sections[0] and "`torch.compile` (" in sections[0]
     assert sections[1].startswith(plain.source)  # the plain reproducer comes first
     assert "it shows the divergence" in text and "eager 127 compiled 128" in text
-    element = case.verdict.outputs[0].details["elements"][0]
-    row = f"| {tuple(element['index'])} | {element['eager']!r} | {element['compiled']!r} | " \
-          f"{element['fp64']!r} |"
+    element = case.verdict.outputs[0].details.elements[0]
+    row = f"| {tuple(element.index)} | {element.eager!r} | {element.compiled!r} | " \
+          f"{element.fp64!r} |"
     assert row in text  # observed eager / compiled / float64 values
     assert "**Why this is a bug:**" in text and "**Distance from the discontinuity:**" in text
     assert "**vanishes with** `emulate_precision_casts`" in text

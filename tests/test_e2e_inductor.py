@@ -64,8 +64,8 @@ def test_a_real_case_replays_as_it_was_judged(real_campaign, inductor_runner: Ru
     verdict, outputs = replayed.verdict, replayed.outputs
     assert verdict.kind == original.kind, verdict.summary()
     assert verdict.output == original.output and verdict.node == original.node
-    assert verdict.outputs[verdict.output].details.get("count") == \
-        original.outputs[original.output].details.get("count")
+    assert verdict.outputs[verdict.output].details.count == \
+        original.outputs[original.output].details.count
     # The replay hands back the tensors that disagree, so a report can show them.
     eager = outputs["eager"][verdict.output]
     compiled = outputs["compiled"][verdict.output]

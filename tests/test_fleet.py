@@ -33,7 +33,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
 
 
 def settings(out: Path, backend: str, cases: int, **extra) -> Settings:
-    return campaign_settings(out=out, cases=cases, seed=8, backend=backend, draws=1, timeout=60,
+    return campaign_settings(out=out, cases=cases, seed=9, backend=backend, draws=1, timeout=60,
                              dtypes=("float32",), workers=2, **extra)
 
 
@@ -70,7 +70,9 @@ def _targeted(s: Settings, cases: int) -> set[int]:
     found = set()
     for index in range(cases):
         graph = make_case(s, index)[0].graph
-        if any(math.prod(graph.node(n).shape) % 3 == 0 for n in graph.input_ids()):
+        # a module's parameters and buffers are attributes, not arguments of the call
+        if any(math.prod(graph.node(n).shape) % 3 == 0 for n in graph.input_ids()
+               if "state" not in graph.node(n).attrs):
             found.add(index)
     return found
 
@@ -130,7 +132,7 @@ def test_the_nightly_on_ray_fuzzes_and_minimizes_on_the_fleet(tmp_path: Path,
     monkeypatch.setattr(fleet.ActorRunner, "run", counted)
     no_known = tmp_path / "none.toml"
     no_known.write_text("")
-    settings = night_settings(reports=tmp_path / "reports", device="cpu", cases=4, seed=8, k=1,
+    settings = night_settings(reports=tmp_path / "reports", device="cpu", cases=4, seed=9, k=1,
                              bisect=False, date="2030-02-01", dtypes=("float32",),
                              backend="tests.fakes:uint8_plus_one", workers=2, engine="ray",
                              known_file=no_known)

@@ -167,7 +167,7 @@ def test_a_difference_between_two_compiled_runs_is_never_a_finding(fake, output)
     programs, args = _e8m0_draw()
     verdict, outputs = run_draw(programs, fake(programs.model, None), args, Recipe("eager"))
     assert not verdict.is_finding, verdict.summary()
-    assert verdict.outputs[output].details["unstable"] == 1, verdict.outputs[output]
+    assert verdict.outputs[output].details.unstable == 1, verdict.outputs[output]
 
 
 def test_a_difference_between_two_eager_runs_is_never_a_finding() -> None:
@@ -190,7 +190,7 @@ def test_a_difference_between_two_eager_runs_is_never_a_finding() -> None:
     compiled = lambda *a: three_up(model(*a))  # noqa: E731  compiled lands where eager's 2nd did
     verdict, _ = run_draw(programs, compiled, args, Recipe("eager"))
     assert not verdict.is_finding, verdict.summary()
-    assert verdict.outputs[1].details["unstable"] == 1
+    assert verdict.outputs[1].details.unstable == 1
     calls["n"] = 10  # the control: eager steady, the same compiled is a finding
     steady, _ = run_draw(programs, compiled, args, Recipe("eager"))
     assert steady.kind == Kind.INT_FLIP, steady.summary()
@@ -201,7 +201,7 @@ def test_a_stable_divergence_beside_unstable_elements_is_still_found() -> None:
     both = gpu_fakes.nondeterministic_inf(gpu_fakes.uint8_plus_one(programs.model, None), None)
     verdict, _ = run_draw(programs, both, args, Recipe("eager"))
     assert verdict.kind == Kind.INT_FLIP, verdict.summary()
-    assert verdict.outputs[0].details["unstable"] == 1
+    assert verdict.outputs[0].details.unstable == 1
 
 
 def test_static_outputs_of_cuda_graphs_are_cloned_before_the_next_run() -> None:
@@ -211,7 +211,7 @@ def test_static_outputs_of_cuda_graphs_are_cloned_before_the_next_run() -> None:
     verdict, outputs = run_draw(programs, gpu_fakes.static_outputs(programs.model, None), args,
                                 Recipe("eager"))
     assert not verdict.is_finding, verdict.summary()
-    assert verdict.outputs[1].details["unstable"] == 1
+    assert verdict.outputs[1].details.unstable == 1
     assert torch.equal(outputs["compiled"][1], outputs["eager"][1])  # the first run's own values
 
 

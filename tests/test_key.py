@@ -35,7 +35,7 @@ def test_the_key_is_kind_and_output_node_for_values_and_the_error_type_for_crash
     assert error_type("BackendCompilerFailed: backend='inductor' raised:") == \
         "BackendCompilerFailed"
     assert DivergenceKey.of(flip).to_dict() == {"kind": "int-flip", "node": 7, "error": "",
-                                                "frames": [], "gradient": False}
+                                                "frames": [], "gradient": False, "state": False}
     deep = Verdict("crash", message="RuntimeError: boom", frames=["torch/_inductor/a.py:f"])
     assert not same_divergence(crash, deep)  # same type, raised elsewhere in torch
     assert not same_divergence(flip, Verdict("weak-flip", output=0, node=7))  # evidence counts

@@ -14,7 +14,8 @@ import fuzzer
 from fuzzer.judge.kinds import Kind
 
 PACKAGE = Path(fuzzer.__file__).resolve().parent
-BASE = ("fuzzer", "fuzzer.errors")  # below every stage: the version, the stage list, user errors
+BASE = ("fuzzer", "fuzzer.errors", "fuzzer.clock")  # below every stage: the version, the stage
+# list, user errors, the one clock every budget reads
 
 
 def _module_name(path: Path) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from fuzzer import clock
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.execute.recipe import Recipe
@@ -84,6 +85,20 @@ def test_planted_nonfinite_shrinks_to_exp(fake_runner, tmp_path):
     assert result.passes["output_earlier_node"].adopted >= 1 and result.fixpoint
     assert result.case.verdict.kind == "nonfinite" and result.reliability == (3, 3)
     assert result.final_elements < case.inputs[str(case.graph.input_ids()[0])].numel() * 2
+
+
+def test_the_time_budget_stops_the_minimizer_and_leaves_the_closing_check_its_time(
+        fake_runner, sim_clock):
+    """``seconds`` covers both k/k checks: the shrinker stops (no fixpoint, the budget said so)
+    early enough to leave the closing check the time the opening one took. On the simulated
+    clock (a run costs 1 s), so where it stops does not depend on the machine's speed."""
+    case = with_verdict(erf_saturation_case(), fake_runner)
+    start = clock.now()
+    result = minimize(case, fake_runner, k=3, seconds=10)
+    assert not result.fixpoint and result.stopped == "time budget reached"
+    assert result.seconds == clock.now() - start == result.calls  # every call was a run
+    assert result.seconds <= 10 + 1  # one call past its share at most, the 3 closing ones in
+    assert result.reliability == (3, 3) and len(result.case.graph) < len(case.graph)
 
 
 def test_a_candidate_is_adopted_only_when_smaller_in_the_total_order(fake_runner):

@@ -15,6 +15,7 @@ from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle
+from fuzzer.judge.details import Agrees, Distance, Element
 from fuzzer.judge.oracle import Head, Verdict, judge
 
 
@@ -36,12 +37,15 @@ def test_uint8_plus_one_is_an_int_flip_with_evidence() -> None:
     assert verdict.kind == "int-flip" and verdict.is_finding
     assert (verdict.output, verdict.node) == (0, 42)
     d = verdict.outputs[0].details
-    assert d["count"] == 1 and d["total"] == 4 and d["max_abs_diff"] == 1
-    assert d["fp64_agrees"] == {"eager": 1, "compiled": 0, "neither": 0}
-    assert d["min_ulps"] == d["max_ulps"] == 3.5
-    assert d["elements"] == [{"index": [0, 1], "eager": 127, "compiled": 128, "fp64": 127,
-                              "regresses": True, "strong": True, "ulps": 3.5,
-                              "eager_noise_ulps": 0.0, "head_input_fp64": 0.0}]
+    assert d.count == 1 and d.total == 4 and d.max_abs_diff == 1
+    assert d.fp64_agrees == Agrees(eager=1, compiled=0, neither=0)
+    assert d.min_ulps == d.max_ulps == 3.5
+    assert d.elements == [Element([0, 1], 127, 128, 127, regresses=True, strong=True,
+                                  distance=Distance(3.5, 0.0, 0.0))]
+    assert d.to_dict()["elements"] == [{"index": [0, 1], "eager": 127, "compiled": 128,
+                                        "fp64": 127, "regresses": True, "strong": True,
+                                        "ulps": 3.5, "eager_noise_ulps": 0.0,
+                                        "head_input_fp64": 0.0}]  # the case-file keys
     summary = verdict.summary()
     assert summary.startswith("int-flip") and "output 0 (uint8)" in summary
     assert "1/4 elements differ (1 strong evidence)" in summary
@@ -59,7 +63,9 @@ def test_non_finite_boundary_distance_is_recorded_as_none_and_json_stays_strict(
     ulps = torch.tensor([1.0, float("nan")], dtype=torch.float64)
     verdict = judge([eager], [compiled], [eager.clone()], [head(ulps)], [0])
     d = verdict.outputs[0].details
-    assert d["max_ulps"] is None and d["elements"][0]["ulps"] is None
+    assert d.max_ulps is None and d.elements[0].distance.ulps is None
+    plain = d.to_dict()  # measured, not finite: the keys stay, holding None
+    assert plain["elements"][0]["ulps"] is None and plain["max_ulps"] is None
     json.dumps(verdict.to_dict(), allow_nan=False)
     assert json.loads(strict_json({"v": [float("inf"), float("nan"), 1.5]})) == {
         "v": ["inf", "nan", 1.5]}
@@ -74,10 +80,10 @@ def test_int_flip_counts_every_element_and_caps_the_list() -> None:
     verdict = judge([eager], [compiled], [ref], [None], [5])
     d = verdict.outputs[0].details
     assert verdict.kind == "int-flip"
-    assert d["count"] == 10 and d["max_abs_diff"] == 3
-    assert d["fp64_agrees"] == {"eager": 1, "compiled": 9, "neither": 0}
-    assert len(d["elements"]) == oracle.MAX_ELEMENTS
-    assert "min_ulps" not in d  # no boundary distances were given
+    assert d.count == 10 and d.max_abs_diff == 3
+    assert d.fp64_agrees == Agrees(eager=1, compiled=9, neither=0)
+    assert len(d.elements) == oracle.MAX_ELEMENTS
+    assert d.min_ulps is None and "min_ulps" not in d.to_dict()  # no boundary distances given
 
 
 def test_bool_and_sign_flips_are_int_flips() -> None:
@@ -85,7 +91,7 @@ def test_bool_and_sign_flips_are_int_flips() -> None:
     compiled = torch.tensor([True, True, True])
     verdict = judge([eager], [compiled], [eager.clone()], [head(torch.ones(3).double())], [1])
     assert verdict.kind == "int-flip"
-    assert verdict.outputs[0].details["max_abs_diff"] == 1
+    assert verdict.outputs[0].details.max_abs_diff == 1
 
 
 def test_discrete_difference_is_benign_when_compiled_matches_float64() -> None:
@@ -94,7 +100,7 @@ def test_discrete_difference_is_benign_when_compiled_matches_float64() -> None:
     ref = compiled.clone()  # eager was the one off by one: compiled is more accurate
     verdict = judge([eager], [compiled], [ref], [head(torch.zeros(3).double())], [9])
     assert verdict.kind == "benign" and not verdict.is_finding
-    assert "at least as close to float64" in verdict.outputs[0].details["reason"]
+    assert "at least as close to float64" in verdict.outputs[0].details.reason
 
 
 def test_inf_only_in_compiled_is_nonfinite() -> None:
@@ -103,8 +109,10 @@ def test_inf_only_in_compiled_is_nonfinite() -> None:
     verdict = judge([eager], [compiled], [eager.double()], [None], [3])
     assert verdict.kind == "nonfinite"
     d = verdict.outputs[0].details
-    assert d["count"] == 1 and d["total"] == 3
-    assert d["elements"] == [{"index": [1], "eager": 2.0, "compiled": math.inf, "fp64": 2.0}]
+    assert d.count == 1 and d.total == 3
+    assert d.elements == [Element([1], 2.0, math.inf, 2.0)]
+    assert d.to_dict()["elements"] == [{"index": [1], "eager": 2.0, "compiled": math.inf,
+                                        "fp64": 2.0}]
 
 
 def test_nan_only_in_compiled_is_nonfinite() -> None:
@@ -113,7 +121,7 @@ def test_nan_only_in_compiled_is_nonfinite() -> None:
     compiled[1, 2] = math.nan
     verdict = judge([eager], [compiled], [eager.double()], [None], [3])
     assert verdict.kind == "nonfinite"
-    assert verdict.outputs[0].details["elements"][0]["index"] == [1, 2]
+    assert verdict.outputs[0].details.elements[0].index == [1, 2]
 
 
 def test_nonfinite_needs_a_finite_float64() -> None:
@@ -152,8 +160,8 @@ def test_float_compiled_far_from_float64_is_an_accuracy_finding() -> None:
     verdict = judge([eager], [compiled], [ref], [None], [0])
     assert verdict.kind == "accuracy"
     d = verdict.outputs[0].details
-    assert d["rmse_compiled"] > 10 * d["rmse_eager"]
-    assert d["max_abs_diff"] > 0
+    assert d.rmse_compiled > 10 * d.rmse_eager
+    assert d.max_abs_diff > 0
 
 
 def test_the_most_severe_output_decides_the_case() -> None:
@@ -171,7 +179,7 @@ def test_structural_mismatches_are_their_own_kind() -> None:
     e = torch.ones(3)
     assert judge([e, e], [e], [e.double()] * 2, [None] * 2, [0, 1]).kind == "meta"
     verdict = judge([e], [torch.ones(4)], [e.double()], [None], [0])
-    assert verdict.kind == "meta" and "(4,)" in verdict.outputs[0].details["reason"]
+    assert verdict.kind == "meta" and "(4,)" in verdict.outputs[0].details.reason
     assert judge([e], [e.double()], [e.double()], [None], [0]).kind == "meta"  # dtype
 
 
@@ -230,9 +238,9 @@ def test_worker_uint8_plus_one_is_an_int_flip(fake_runner) -> None:
     assert verdict.kind == "int-flip", verdict.summary()
     assert verdict.output == 0 and verdict.node == planted_graph().outputs[0]
     d = verdict.outputs[0].details
-    assert d["count"] == 1 and d["max_abs_diff"] == 1
-    assert d["fp64_agrees"] == {"eager": 1, "compiled": 0, "neither": 0}
-    assert d["elements"][0]["index"] == [0, 0] and d["elements"][0]["ulps"] > 0
+    assert d.count == 1 and d.max_abs_diff == 1
+    assert d.fp64_agrees == Agrees(eager=1, compiled=0, neither=0)
+    assert d.elements[0].index == [0, 0] and d.elements[0].distance.ulps > 0
     assert verdict.outputs[1].kind == "ok"  # the float output was left alone
     assert verdict.draw == 0 and verdict.magnitude == "normal"
     outs = result.outputs
@@ -243,14 +251,14 @@ def test_worker_injected_inf_is_nonfinite(fake_runner) -> None:
     verdict = fake_runner.run(planted_task("tests.fakes:inject_inf")).verdict
     assert verdict.kind == "nonfinite", verdict.summary()
     assert verdict.output == 1
-    assert verdict.outputs[1].details["elements"][0]["compiled"] == math.inf
+    assert verdict.outputs[1].details.elements[0].compiled == math.inf
     assert verdict.outputs[0].kind == "ok"
 
 
 def test_worker_exp_overflow_is_nonfinite(fake_runner) -> None:
     verdict = fake_runner.run(planted_task("tests.fakes:exp_overflow")).verdict
     assert verdict.kind == "nonfinite" and verdict.output == 1
-    assert verdict.outputs[1].details["count"] > 1  # every exp input above 1
+    assert verdict.outputs[1].details.count > 1  # every exp input above 1
 
 
 def test_worker_more_accurate_compiled_is_no_finding(fake_runner) -> None:
@@ -279,12 +287,12 @@ def test_nan_converted_to_an_integer_is_not_compared() -> None:
     compiled = torch.tensor([-128, -128, 0, 5], dtype=torch.int8)
     undefined = torch.tensor([True, True, False, False])
     verdict = judge([eager], [compiled], [eager.clone()], [None], [0], [undefined])
-    assert verdict.kind == "int-flip" and verdict.outputs[0].details["count"] == 1  # 5: strong
+    assert verdict.kind == "int-flip" and verdict.outputs[0].details.count == 1  # 5: strong
     compiled[3] = 0
     assert judge([eager], [compiled], [eager.clone()], [None], [0], [undefined]).kind == "ok"
 
 
-def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
+def test_runner_marks_nan_casts_undefined_and_judges_argmax_outputs() -> None:
     from fuzzer.execute.runner import Programs
     from fuzzer.judge import semantics
     from fuzzer.judge.rules import float64_run
@@ -303,7 +311,8 @@ def test_runner_marks_nan_casts_and_argmax_outputs_undefined() -> None:
     cast_mask, head_mask, index_mask, float_mask = semantics.undefined_elements(b.graph, values)
     assert cast_mask.tolist() == [[False, True, False], [True, False, True]]  # NaN; sqrt(2e4) > 127
     assert head_mask.tolist() == [[False, True, False], [True, False, False]]  # clamped: NaN only
-    assert bool(index_mask.all()) and float_mask is None
+    # An argmax is judged by what it selects (tests/test_vocabulary.py), not left out.
+    assert index_mask is None and float_mask is None
 
 
 def test_a_captured_int_cast_reports_its_distance_from_the_integers() -> None:
@@ -384,7 +393,7 @@ def test_compiled_closer_on_every_element_is_no_finding_under_either_policy_but_
                    policy="parity")
     assert parity.kind == "parity" and parity.is_finding
     d = parity.outputs[0].details
-    assert (d["regressing"], d["benign"], d["evidence"]) == (0, 2, "none")
+    assert (d.regressing, d.benign, d.evidence) == (0, 2, "none")
     assert "0 regress, 2 are at least as close" in parity.summary()
 
 

@@ -16,6 +16,7 @@ import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.gen.grammar import Builder
+from fuzzer.judge.details import Element
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.oracle import OutputVerdict, Verdict
 from fuzzer.reduce.shrinker import BudgetExhausted, Shrinker
@@ -76,7 +77,7 @@ def test_slice_to_diverging_elements_keeps_the_element_the_verdict_names() -> No
     b.graph.outputs = [b.op("e8m0", b.op("erf", x), eps=1e-30)]
     case = case_of(b)
     marker = float(case.inputs[str(x)][37])
-    case.verdict.outputs[0].details["elements"] = [{"index": [37]}]
+    case.verdict.outputs[0].details.elements = [Element([37])]
     shrinker = Shrinker(case, lambda c: marker in c.inputs[str(x)].tolist())
     assert shrinker.slice_to_diverging_elements()
     assert shrinker.best.inputs[str(x)].tolist() == [marker]
@@ -206,3 +207,42 @@ def test_output_earlier_node_runs_in_the_fixpoint_before_the_cuts() -> None:
     best = shrinker.shrink()
     assert ops_in(best) == ["softmax"] and shrinker.fixpoint  # the mul cut to its eager value
     assert shrinker.stats["output_earlier_node"].adopted == 1
+
+
+def _final_x(case: Case) -> torch.Tensor:
+    """What the case's program leaves in its first input (every candidate is a valid graph:
+    rendering and running it is part of the check)."""
+    from fuzzer.ir import render
+    from fuzzer.judge import rules
+
+    model = render.load(render.render_model(case.graph), "model")
+    written = [i for i, n in enumerate(case.graph.input_ids())
+               if n in case.graph.written_inputs()]
+    values = rules.call(model, case.ordered_inputs(), written)[0]
+    return values[len(case.graph.outputs)] if written else case.ordered_inputs()[0]
+
+
+def test_drop_writes_removes_mutations_with_what_only_they_feed() -> None:
+    """Three writes through views of one input; only the zeroing of its last row matters. The
+    others go, with their view chains and operands, and every candidate is a valid program
+    (no read of a version that no longer exists)."""
+    b = Builder(random.Random(0), "float32")
+    x, y = b.input((4, 4)), b.input((4,))
+    b.op("exp_", b.op("slice", x, index=((0, 2, None),)))
+    b.op("mul_", b.op("select", b.current(x), dim=1, index=0), b.op("sigmoid", y))
+    b.op("setitem_scalar", b.current(x), index=((3, None, None),), value=0.0)
+    b.graph.outputs = [b.op("sum", b.current(x), dim=0)]
+    b.graph.infer()
+    case = case_of(b)
+    seen: list[Case] = []
+
+    def keeps_the_zero_row(candidate: Case) -> bool:
+        seen.append(candidate)
+        return bool((_final_x(candidate)[3] == 0).all())
+
+    shrinker = Shrinker(case, keeps_the_zero_row)
+    assert shrinker.drop_writes()
+    assert [op for op in ops_in(shrinker.best) if op != "reread"] == ["setitem_scalar", "sum"]
+    assert len(shrinker.best.graph) == 2  # a reread renders as nothing: no op to read
+    assert shrinker.best.graph.input_ids() == [x]  # y and its sigmoid went with the mul_
+    assert len(seen) >= 2 and all(c.graph.written_inputs() in ([x], []) for c in seen)

@@ -118,7 +118,10 @@ def test_a_backward_only_divergence_is_found_with_training_and_minimized(
     def run(out: Path, surface: dict) -> Summary:
         return run_campaign(campaign_settings(
             out=out, cases=3, seed=8, draws=1, dtypes=("float32",), surface=surface,
-            backend="tests.fakes:scaled_gradients", timeout=60))
+            backend="tests.fakes:scaled_gradients", timeout=60,
+            # elementwise programs: a conv chain's input gradient needs every conv of the chain,
+            # so the minimizer keeps them (5 ops at seed 8 of the default mix)
+            strategies={"special-functions": 1.0}))
 
     assert not run(tmp_path / "inference", {}).findings  # the forward is exact
     found = run(tmp_path / "training", {"training": True})
@@ -160,7 +163,7 @@ def _first_finding(tmp_path: Path, search: str, cases: int) -> tuple[int | None,
             found.append(outcome.index)
 
     summary = run_campaign(campaign_settings(
-        out=tmp_path / search, cases=cases, seed=9, draws=1, dtypes=("float32",), workers=1,
+        out=tmp_path / search, cases=cases, seed=15, draws=1, dtypes=("float32",), workers=1,
         backend="tests.fakes:drift_per_nonlinearity", timeout=60, search=search,
         strategies={"special-functions": 1.0}), on_outcome=note)
     return (found[0] if found else None), summary.strategies
@@ -211,7 +214,8 @@ def test_real_inductor_compiles_forward_and_backward_and_every_gradient_is_judge
     assert verdict.kind not in ("crash", "skip"), verdict.summary()
     graph = case.graph
     floats = [n for n in graph.input_ids() if graph.node(n).dtype == "float32"]
-    judged = [o.details["gradient_of"] for o in verdict.outputs if "gradient_of" in o.details]
+    judged = [o.details.gradient_of for o in verdict.outputs
+              if o.details.gradient_of is not None]
     assert judged == floats
     model = runner_module.Programs.build(graph).model
     want = rules.forward_backward(model, [task.draws[0][str(n)] for n in graph.input_ids()])

@@ -48,6 +48,15 @@ def plant_unless_env(gm, example_inputs):
     return _switchable(gm, example_inputs, lambda: os.environ.get(FIXED_ENV) != "1")
 
 
+OLD_ENV = "NUMFUZZ_TEST_OLD_BUILD"
+
+
+def plant_unless_old(gm, example_inputs):
+    """uint8 +1, unless the process says it is an older build (NUMFUZZ_TEST_OLD_BUILD=1): a bug
+    a newer torch brought in, absent from the older one."""
+    return _switchable(gm, example_inputs, lambda: os.environ.get(OLD_ENV) != "1")
+
+
 def plant_alternating(gm, example_inputs):
     """uint8 +1 on every other compile in this process: a deterministic flaky bug, the same in
     both runs of one compile (a worker runs compiled twice; a difference between those two would
@@ -76,6 +85,11 @@ def fp16_roundtrip_gt(values: tuple[float, ...] = (0.5002, 0.25, 0.70001, 0.5000
     rounded = b.op("cast_roundtrip", x, to="float16")
     b.graph.outputs = [b.op("gt_scalar", rounded, value=0.50001)]
     return b.graph, {str(x): torch.tensor(values, dtype=torch.float32)}
+
+
+# The recipe of a test that wants the round trip judged as Inductor computes it by default: a
+# recipe that sets the knob itself is judged as it stands, never rerun to call it expected.
+AS_IS = {"emulate_precision_casts": False}
 
 
 @functools.cache

@@ -15,12 +15,12 @@ before it kept (``Outcome.unwritable``).
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzzer import clock
 from fuzzer.campaign import harness
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.case import Case
@@ -63,8 +63,10 @@ class Summary:
     cases: int = 0
     findings: Counter = field(default_factory=Counter)
     skipped: int = 0
+    first_skip: str = ""  # why the first skipped case was not judged
+    judged: int = 0  # cases eager, compiled and float64 all ran on (not skips, not harness errors)
     out_of_memory: int = 0  # skips because the GPU ran out of memory (counted in skipped too)
-    counted: Counter = field(default_factory=Counter)  # weak-flip, benign: not findings
+    counted: Counter = field(default_factory=Counter)  # weak-flip, benign, expected: not findings
     harness_errors: int = 0  # numfuzz's own failures on a case: neither findings nor skips
     harness_messages: list[str] = field(default_factory=list)  # the first few
     stopped: str = ""  # why the campaign stopped before its budget (exit 2), else empty
@@ -74,14 +76,20 @@ class Summary:
     strategies: dict[str, StrategyYield] = field(default_factory=dict)
     strongest: str = ""  # the most severe finding's case file: what to look at first
     strongest_verdict: Verdict | None = field(default=None, repr=False)
+    # Under freezing: graph values Inductor made constants, per case in each verdict's
+    # ``frozen``; None while no case measured it (no freezing, or a torch without the hook).
+    frozen: list[int] = field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
         """Count one finished case (whatever engine ran it)."""
         verdict = outcome.verdict
         self.cases += 1
+        if verdict.frozen is not None:
+            self.frozen.append(verdict.frozen)
         spent = self.strategies.setdefault(outcome.strategy, StrategyYield())
         spent.cases += 1
         spent.seconds += outcome.seconds
+        self.judged += verdict.kind != Kind.SKIP
         if verdict.is_finding:
             spent.findings += 1
             spent.kinds[verdict.kind] += 1
@@ -96,6 +104,7 @@ class Summary:
             self.harness_error(verdict.message)
         elif verdict.kind == Kind.SKIP:
             self.skipped += 1
+            self.first_skip = self.first_skip or verdict.message
             self.out_of_memory += verdict.message.startswith(OUT_OF_MEMORY)
 
     def harness_error(self, message: str) -> None:
@@ -108,7 +117,7 @@ class Summary:
         return 60.0 * self.cases / self.elapsed if self.elapsed else 0.0
 
     def to_dict(self) -> dict:
-        return {"cases": self.cases, "findings": dict(self.findings),
+        return {"cases": self.cases, "judged": self.judged, "findings": dict(self.findings),
                 "not_findings": dict(self.counted), "skipped": self.skipped,
                 "out_of_memory": self.out_of_memory,
                 "hints": [OOM_HINT] if self.out_of_memory else [],
@@ -116,7 +125,10 @@ class Summary:
                 "stopped": self.stopped,
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
                 "corpus": self.paths, "strongest": self.strongest,
-                "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())}}
+                "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())},
+                **({"frozen": {"cases": len(self.frozen), "folding": sum(f > 0 for f in
+                                                                         self.frozen),
+                               "constants": sum(self.frozen)}} if self.frozen else {})}
 
 
 class Loop:
@@ -131,7 +143,7 @@ class Loop:
         self.ledger = Ledger(settings.out, settings.ledger_key(), settings.resume)
         self.errors = harness.HarnessLog(settings.out / harness.DIRECTORY)
         self.summary = Summary()
-        self.start = time.monotonic()
+        self.start = clock.now()
         self.indices = self.ledger.next_indices()
         self.issued = len(self.ledger.done)  # --resume: --cases counts the whole campaign
         self.lock = threading.Lock()
@@ -141,7 +153,7 @@ class Loop:
         not even one issued before and handed back by a lost actor."""
         s = self.settings
         return bool(self.summary.stopped) or self.should_stop() or \
-            (s.seconds is not None and time.monotonic() - self.start >= s.seconds)
+            (s.seconds is not None and clock.now() - self.start >= s.seconds)
 
     def next_index(self) -> int | None:
         """The next case index to run, or None once the budget is spent or the run stops."""
@@ -173,7 +185,7 @@ class Loop:
         else:
             self.errors.ok()
         self.summary.add(outcome)
-        self.summary.elapsed = time.monotonic() - self.start
+        self.summary.elapsed = clock.now() - self.start
         self._report(outcome)
         if outcome.unwritable and not self.summary.stopped:
             self.summary.stopped = (f"stopped at case {outcome.index}: {outcome.unwritable}; "
@@ -200,7 +212,7 @@ class Loop:
         self.summary.harness_messages.append(message)
 
     def close(self) -> Summary:
-        self.summary.elapsed = time.monotonic() - self.start
+        self.summary.elapsed = clock.now() - self.start
         self.summary.ledger_cases = len(self.ledger.done)
         return self.summary
 

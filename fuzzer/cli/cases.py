@@ -23,7 +23,9 @@ if TYPE_CHECKING:  # the commands import what they use when they run: --help sta
     from rich.table import Table
 
     from fuzzer.corpus.case import Case
+    from fuzzer.execute.runner import RunResult, Task
     from fuzzer.execute.workers import Runner
+    from fuzzer.judge.details import Element
     from fuzzer.judge.oracle import OutputVerdict, Verdict
     from fuzzer.reduce.minimize import MinimizeResult
 
@@ -56,16 +58,16 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict, title: str = "") 
         table.add_column(col)
     for o in verdict.outputs:
         d = o.details
-        detail = d.get("reason", "")
-        if "count" in d:
-            strong = f", {d['strong']} strong" if isinstance(d.get("strong"), int) else ""
-            detail = f"{d['count']}/{d['total']} differ{strong} " + detail
+        detail = d.reason or ""
+        if d.count is not None:
+            strong = f", {d.strong} strong" if d.strong is not None else ""
+            detail = f"{d.count}/{'?' if d.total is None else d.total} differ{strong} " + detail
         table.add_row(str(o.output), value_name(case, o), o.dtype, _styled_kind(o.kind),
                       escape(detail.strip()))
     console.print(table)
     shown = False
     for o in verdict.outputs:
-        elements = o.details.get("elements")
+        elements = o.details.elements
         if elements:
             console.print(_element_table(case, o, elements))
             shown = True
@@ -73,7 +75,7 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict, title: str = "") 
         console.print(LEGEND)
 
 
-def _element_table(case: Case, output: OutputVerdict, elements: list[dict]) -> Table:
+def _element_table(case: Case, output: OutputVerdict, elements: list[Element]) -> Table:
     from rich.table import Table
 
     from fuzzer.judge.oracle import ulps_text
@@ -85,23 +87,23 @@ def _element_table(case: Case, output: OutputVerdict, elements: list[dict]) -> T
         table.add_column(col)
     for e in elements:
         label, style = ROLES[_role(output.kind, e)]
-        table.add_row(str(tuple(e["index"])), _number(e.get("eager")),
-                      _number(e.get("compiled")), _number(e.get("fp64")),
-                      f"[{style}]{label}[/]",
-                      ulps_text(e.get("ulps")) if "ulps" in e else "",
-                      ulps_text(e.get("eager_noise_ulps")) if "eager_noise_ulps" in e else "")
+        measured = e.distance
+        table.add_row(str(tuple(e.index)), _number(e.eager), _number(e.compiled),
+                      _number(e.fp64), f"[{style}]{label}[/]",
+                      ulps_text(measured.ulps) if measured else "",
+                      ulps_text(measured.eager_noise_ulps) if measured else "")
     return table
 
 
-def _role(kind: str, element: dict) -> str:
+def _role(kind: str, element: Element) -> str:
     """strong, weak, regress or benign: what one differing element says (``ROLES``)."""
     from fuzzer.judge.kinds import Kind
 
-    if "regresses" not in element:  # a float output's element: the output's kind says it
+    if element.regresses is None:  # a float output's element: the output's kind says it
         return "benign" if kind == Kind.BENIGN else "regress"
-    if not element["regresses"]:
+    if not element.regresses:
         return "benign"
-    return "strong" if element.get("strong") else "weak"
+    return "strong" if element.strong else "weak"
 
 
 def _styled_kind(kind: str) -> str:
@@ -120,9 +122,9 @@ def _number(value: object) -> str:
 def value_name(case: Case, output: OutputVerdict) -> str:
     """What repro.py calls an output (``v5``), or a gradient (``grad of p2``)."""
     graph = case.graph
-    gradient = output.details.get("gradient_of")
+    gradient = output.details.gradient_of
     try:
-        if isinstance(gradient, int):
+        if gradient is not None:
             return f"grad of {graph.var(gradient)}"
         return graph.var(output.node)
     except (KeyError, IndexError, AttributeError):  # a node no longer in this graph
@@ -140,8 +142,10 @@ def value_name(case: Case, output: OutputVerdict) -> str:
 def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) -> None:
     """Re-run a case file (or a model .py file) and print the verdict table.
 
-    Exit 1: it diverges (for a model file: the model itself does); 0: it does not; 2: bad
-    input."""
+    Exit 1: it diverges (for a model file: the model itself does); 0: it does not (an
+    "expected" divergence, which vanishes with emulate_precision_casts, included); 2: bad input,
+    or it could not be judged (eager failed, a skip, a harness error: never "does not
+    diverge")."""
     from fuzzer.corpus.replay import replay_case
     from fuzzer.user.capture import load_target
 
@@ -153,16 +157,40 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
     result = replay_case(case, timeout=timeout)
     verdict, outputs = result.verdict, result.outputs
     if as_json:
-        click.echo(strict_json({"case": str(target), "verdict": verdict.to_dict()}))
-    else:
+        click.echo(strict_json({"case": str(target), "judged": judged(verdict),
+                                "verdict": verdict.to_dict(), **not_judged_reason(verdict)}))
+    elif judged(verdict):
         print_verdict(case, verdict, outputs)
+    if not judged(verdict):
+        raise could_not_judge(str(target), verdict)
     sys.exit(1 if verdict.is_finding else 0)
+
+
+def judged(verdict: Verdict) -> bool:
+    """Did eager, compiled and float64 all run, so that the verdict says something? A skip
+    (eager failed, a graph break, runs that changed shape, out of memory, a harness error) is
+    no verdict: never 'does not diverge'."""
+    from fuzzer.judge.kinds import Kind
+
+    return verdict.kind != Kind.SKIP
+
+
+def not_judged_reason(verdict: Verdict) -> dict:
+    """``{"reason": ...}`` for ``--json`` when the verdict was not made, else nothing."""
+    return {} if judged(verdict) else {"reason": " ".join(verdict.message.split())}
+
+
+def could_not_judge(what: str, verdict: Verdict) -> UserError:
+    """Exit 2 in one line: ``what`` could not be judged, and why."""
+    reason = " ".join(verdict.message.split()) or str(verdict.kind)
+    return UserError(f"{what}: could not judge it, so it is not clean: {reason}")
 
 
 def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     """A model file gets one verdict: its own Model's (judged with what its capture knows of the
     heads); the capture's, the graph minimize and triage work on, is shown only when it differs.
-    Exit 1 when the file's own Model diverges."""
+    Exit 1 when the file's own Model diverges; 2 when it could not be judged. ``same`` (in
+    ``--json``) compares two verdicts only when both were made."""
     from fuzzer.execute.workers import Runner
     from fuzzer.user.verify import verify_capture
 
@@ -172,10 +200,16 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     finally:
         runner.close()
     own, captured = check.original, check.case.verdict
+    path = case.origin["model_file"]
     if as_json:
-        click.echo(strict_json({"case": case.origin["model_file"], "verdict": own.to_dict(),
-                                "captured_verdict": captured.to_dict(), "same": check.agree}))
-    else:
+        both = judged(own) and judged(captured)
+        click.echo(strict_json({"case": path, "judged": judged(own), "verdict": own.to_dict(),
+                                "captured_verdict": captured.to_dict(),
+                                **({"same": check.agree} if both else {}),
+                                **not_judged_reason(own)}))
+    if not judged(own):
+        raise could_not_judge(path, own)
+    if not as_json:
         print_verdict(check.case, own, check.original_outputs,
                       title=f"{case.origin['model_file']}: ")
         if not check.agree:
@@ -239,14 +273,18 @@ def _blank(value: object) -> str:
               default=Path("corpus"), show_default=True, help="Where slips are saved.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="For model files: seed before building the model and drawing inputs.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "case"]), default="case",
+              show_default=True, help="Where to minimize; 'case' uses the device it was found "
+                                      "on (for a model file: auto).")
 @click.option("--timeout", type=float, default=300, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: str | None,
-             corpus: Path, seed: int, timeout: float, as_json: bool) -> None:
+             corpus: Path, seed: int, device: str, timeout: float, as_json: bool) -> None:
     """Shrink a divergence to a minimal case.pt + standalone repro.py.
 
     Exit 1: the minimized case reproduces k/k (fresh compiles); 3: it, or the case given, does not
-    reproduce k/k; 2: bad input."""
+    reproduce k/k; 2: bad input, or the case (the model file, or its capture) could not be
+    judged (eager failed, a skip, a harness error)."""
     from fuzzer.execute.workers import Runner
     from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.reduce.minimize import minimize as shrink
@@ -256,7 +294,9 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     writable(out or Path("reports") / "min", "-o")
     writable(corpus, "--corpus")
     case = load_target(target, seed)
-    runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
+    if device != "case":
+        case.device = resolve_device(device)
+    runner = Watched(Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up))
     log_lines: list[str] = []
 
     def progress(text: str) -> None:
@@ -265,6 +305,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
         if not as_json:
             click.echo(line, err=True)
 
+    unjudged, what = None, str(target)
     try:
         if target.suffix == ".py":
             case = _captured_divergence(case, runner, progress)
@@ -272,10 +313,20 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
         result = shrink(case, runner, k=k, max_calls=max_calls, seconds=seconds,
                         corpus=corpus, progress=progress)
     except NotReproducible as err:
-        click.echo(f"numfuzz: nothing minimized: {err}", err=True)
-        sys.exit(3)
+        if runner.seen and not any(judged(v) for v in runner.seen):  # the opening k/k check
+            unjudged = runner.seen[0]
+        else:
+            click.echo(f"numfuzz: nothing minimized: {err}", err=True)
+            sys.exit(3)
+    except NotJudged as err:
+        unjudged, what = err.verdict, f"{target}{err.what}"
     finally:
         runner.close()
+    if unjudged is not None:
+        if as_json:
+            click.echo(strict_json({"case": str(target), "judged": False,
+                                    **not_judged_reason(unjudged)}))
+        raise could_not_judge(what, unjudged)
     rows = result.table()
     log_lines += [f"{what}: {before} -> {after}" if before else f"{what}: {after}"
                   for what, before, after in rows]
@@ -315,10 +366,38 @@ def _captured_divergence(case: Case, runner: Runner, progress: Callable[[str], N
     from fuzzer.user.verify import verify_capture
 
     check = verify_capture(case, runner)
+    if not judged(check.original):
+        raise NotJudged(check.original)
+    if check.original.is_finding and not judged(check.case.verdict):
+        raise NotJudged(check.case.verdict, ": its captured graph")  # what minimize works on
     progress(check.message)
     if not check.reproduces:
         raise NotReproducible(check.message)
     return check.case
+
+
+class NotJudged(Exception):
+    """A model file's own run, or its capture's, was not judged (minimize exits 2)."""
+
+    def __init__(self, verdict: Verdict, what: str = "") -> None:
+        super().__init__(verdict.message)
+        self.verdict, self.what = verdict, what
+
+
+class Watched:
+    """A runner that keeps the verdicts it handed back: when minimize's opening check finds no
+    divergence, were they judged at all (exit 3), or skips (could not judge: exit 2)?"""
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner, self.seen = runner, []
+
+    def run(self, task: Task, timeout: float | None = None) -> RunResult:
+        result = self.runner.run(task, timeout)
+        self.seen.append(result.verdict)
+        return result
+
+    def close(self) -> None:
+        self.runner.close()
 
 
 def _minimize_table(result: MinimizeResult, out: Path, repro: Path) -> None:

@@ -5,8 +5,9 @@ does not reproduce in a fresh compile, as for ``minimize``). ``nightly``: what c
 for a clean night, 1 for one with harness errors, 2 for one stopped early). ``findings``: the
 store as a ranked table with each cause's upstream issue, then the known causes hit; ``--filed`` /
 ``--wontfix`` record a cause's upstream issue, ``--recheck`` first replays open findings on the
-installed torch, ``--upstream`` searches GitHub for likely duplicates. Bad input is one line on
-stderr and exit 2.
+installed torch, ``--upstream`` searches GitHub for likely duplicates. ``--confirm-with PYTHON``
+(``triage``, ``nightly``) runs a case's repro.py under another environment's torch too
+(``triage.confirm``). Bad input is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the commands import what they use when they run: --help sta
     from fuzzer.corpus.case import Case
     from fuzzer.report.store import Finding, Store
     from fuzzer.triage.attribute import Attribution
+    from fuzzer.triage.confirm import Decision, Run
 
 
 def _knobs(text: str | None) -> tuple[str, ...] | None:
@@ -52,6 +54,13 @@ def _knobs(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
+CONFIRM_WITH = click.option(
+    "--confirm-with", "confirm_with", multiple=True, metavar="PYTHON",
+    help="Another environment's python (e.g. a nightly build's), repeatable: the case's "
+         "repro.py runs there too, and a cause is drafted only when it reproduces on every "
+         "torch named (one that no longer does on a newer torch is fixed upstream there).")
+
+
 # ------------------------------------------------------------------ triage
 
 
@@ -63,17 +72,21 @@ def _knobs(text: str | None) -> tuple[str, ...] | None:
               help="Fresh runs per knob, by majority (the nightly's default).")
 @click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector.")
 @click.option("--timeout", type=float, default=300, show_default=True)
+@CONFIRM_WITH
 @click.option("--json", "as_json", is_flag=True)
 def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, timeout: float,
-                   as_json: bool) -> None:
+                   confirm_with: tuple[str, ...], as_json: bool) -> None:
     """Which knob or compiler stage makes a case's divergence go away, and its cause signature
     (taken as the nightly takes it: see ``triage.signature``).
 
     Exit 0: attributed (the table says which knobs, if any, make it vanish); 3: the case does not
     reproduce in a fresh compile, so there is nothing to attribute; 2: bad input (a file that is
-    not a case, or records no divergence)."""
+    not a case, or records no divergence, or a --confirm-with interpreter without torch)."""
+    from dataclasses import asdict
+
     from fuzzer.corpus.case import Case
     from fuzzer.execute.pool import RunnerPool
+    from fuzzer.triage import confirm
     from fuzzer.triage.attribute import attribute, bisect_summary, knob_named, run_bisect
     from fuzzer.triage.signature import cause_of, signature_caveat, signature_of
 
@@ -81,6 +94,7 @@ def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, 
     if case.verdict is None or not case.verdict.is_finding:
         raise UserError(f"{case_path}: the case records no divergence to triage")
     names = _knobs(knobs)
+    pythons = confirm.interpreters(confirm_with)  # a bad one is one line now, before any run
     say = None if as_json else log_line
     pool = RunnerPool(timeout=timeout, warmup=case.recipe.warms_up)
     try:
@@ -96,13 +110,40 @@ def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, 
                 say(f"bisector: {bisect_summary(attribution.bisect)}")
     finally:
         pool.close()
+    runs = []
+    for python in pythons:  # the case's repro.py under each other torch
+        if say:
+            say(f"confirming on torch {python.torch} ({python.python})")
+        runs += confirm.confirm_case(case, [python])
+    decision = confirm.decide(runs) if pythons else None
     if as_json:
+        confirmed = {"confirmations": [r.to_dict() for r in runs],
+                     "confirmed": asdict(decision)} if decision else {}
         click.echo(strict_json({"case": str(case_path), "signature": sig,
                                 "signature_caveat": caveat,
-                                "attribution": attribution.to_dict()}))
+                                "attribution": attribution.to_dict(), **confirmed}))
     else:
         _print_attribution(case, attribution, sig, caveat)
+        if decision is not None:
+            _print_confirmations(runs, decision)
     sys.exit(0 if attribution.reproduces else 3)
+
+
+def _print_confirmations(runs: list[Run], decision: Decision) -> None:
+    """Per torch named with --confirm-with: whether the case's repro.py reproduces there."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="the case's repro.py under each --confirm-with torch")
+    for col in ("torch", "python", "repro.py", "s", "it printed"):
+        table.add_column(col, overflow="fold")
+    for r in runs:
+        table.add_row(r.torch, r.python, r.outcome, f"{r.seconds:.0f}",
+                      (r.output.splitlines() or [""])[0][:80])
+    console = Console(width=160)
+    console.print(table)
+    console.print(f"a nightly would {'draft it' if decision.drafted else 'not draft it'}: "
+                  f"{decision.why}")
 
 
 def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
@@ -176,13 +217,15 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
 @compile_options
 @click.option("--search", type=click.Choice(["random", "guided"]), default="random",
               show_default=True, help="The night's campaign search (see run --help).")
+@CONFIRM_WITH
 def nightly_command(device: str, duration: str | None, cases: int | None, reports: Path,
                     corpus: Path | None, seed: int | None, backend: str, grammar: str, k: int,
                     max_calls: int, max_findings: int, knobs: str | None, no_bisect: bool,
                     workers: int, timeout: float, policy: str, max_drafts: int,
                     strategies: tuple[str, ...], engine: str, ray_address: str | None,
                     known_file: Path | None, dynamic: bool, mode: str,
-                    inductor_config: tuple[str, ...], training: bool, search: str) -> None:
+                    inductor_config: tuple[str, ...], training: bool, search: str,
+                    confirm_with: tuple[str, ...]) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md.
 
     Exit 0: a clean night; 1: a night with harness errors (SUMMARY.md lists them); 2: bad
@@ -208,6 +251,10 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                              bisect=not no_bisect, max_drafts=max_drafts, engine=engine,
                              ray_address=ray_address)
     _knobs(knobs)  # checked, though a night always tries every knob (see --help)
+    if confirm_with:
+        from fuzzer.triage.confirm import interpreters
+
+        settings.confirm_with = interpreters(confirm_with)  # one line and exit 2 now, not at dawn
     if known_file is not None:
         from fuzzer.triage.known import entries
 
@@ -349,6 +396,8 @@ def _print_findings(findings: list[Finding], reports: Path) -> None:
     for f in findings:
         rel = f"{f.reliability[0]}/{f.reliability[1]}" if f.reliability else "-"
         status = f"{f.status} in {f.fixed_in}" if f.status == "fixed" and f.fixed_in else f.status
+        if f.fixed_upstream:
+            status += f"; fixed upstream in {f.fixed_upstream}"
         upstream = f"{f.upstream_state} {f.upstream_url}" if f.upstream_state else "-"
         table.add_row(f.signature, f.kind, f.title.removeprefix("[numfuzz] "), f.first_seen,
                       f.last_seen, str(f.hits), rel, status, upstream)

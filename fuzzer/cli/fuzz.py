@@ -94,7 +94,8 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out.
 
     Exit 0: the campaign ran and found nothing; 1: it saved findings; 2: bad input, an output
-    folder it cannot write, or a campaign stopped early (everything found before is kept)."""
+    folder it cannot write, a campaign stopped early (everything found before is kept), or one
+    that could judge none of its cases (each a skip or a harness error)."""
     from fuzzer.campaign.local import run_campaign
     from fuzzer.campaign.settings import Settings
     from fuzzer.execute.workers import default_cuda_workers
@@ -137,12 +138,19 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         summary = report.run(run_on_ray)
     else:
         summary = report.run(run_campaign)
+    # Nothing judged is nothing clean: every case a skip or a harness error.
+    unjudged = " ".join((summary.first_skip or next(iter(summary.harness_messages), "")).split()) \
+        if summary.cases and not summary.judged else ""
     if as_json:
-        click.echo(strict_json({**summary.to_dict(), **({"fleet": fleet} if fleet else {})}))
+        click.echo(strict_json({**summary.to_dict(), **({"fleet": fleet} if fleet else {}),
+                                **({"reason": unjudged} if unjudged else {})}))
     elif fleet:
         click.echo(stamped(f"fleet: {fleet}"))
     if summary.stopped:  # everything found so far is saved; the run itself did not finish
         raise UserError(f"campaign {summary.stopped}")
+    if unjudged:
+        raise UserError(f"{seed_model or 'the campaign'}: could not judge any of its "
+                        f"{summary.cases} cases, so it is not clean: {unjudged}")
     sys.exit(1 if summary.findings else 0)
 
 
@@ -194,6 +202,8 @@ class CampaignReport:
             self.log(f"case {outcome.index}: HARNESS ERROR ({v.message}); going on")
         elif v.kind == Kind.SKIP:
             self.log(f"case {outcome.index}: skipped ({v.message})")
+        elif v.kind == Kind.EXPECTED:
+            self.log(f"case {outcome.index}: {v.summary()}; not a finding")
         elif v.kind in COUNTED:
             self.log(f"case {outcome.index}: {v.kind}, not a finding")
         else:
@@ -268,6 +278,8 @@ class CampaignReport:
                       str(summary.counted.get(Kind.WEAK_FLIP, 0)))
         table.add_row("benign (compiled at least as close to float64)",
                       str(summary.counted.get(Kind.BENIGN, 0)))
+        table.add_row("expected by default (vanish with emulate_precision_casts)",
+                      str(summary.counted.get(Kind.EXPECTED, 0)))
         table.add_row("elapsed", f"{summary.elapsed:.0f}s")
         console = Console(force_terminal=self.tty, width=100)
         console.print(table)

@@ -69,3 +69,44 @@ def present(module: Any, key: str) -> bool:
         except AttributeError:
             return False
     return True
+
+
+class FrozenCount:
+    """While active: how many graph values Inductor's freezing turns into constants (parameters
+    frozen, values folded from them), by counting its ``replace_node_with_constant`` calls in
+    the modules that call it, where this torch has them. ``count`` stays 0 when freezing folds
+    nothing, and None when this torch has no such function to count (not measured)."""
+
+    MODULES = ("torch._inductor.freezing", "torch._inductor.constant_folding")
+
+    def __init__(self) -> None:
+        self.count: int | None = None
+        self._saved: list[tuple[Any, Any]] = []
+
+    def __enter__(self) -> FrozenCount:
+        import importlib
+
+        for name in self.MODULES:
+            try:
+                module = importlib.import_module(name)
+            except ImportError:
+                continue
+            original = getattr(module, "replace_node_with_constant", None)
+            if original is None:
+                continue
+            self.count = self.count or 0
+            self._saved.append((module, original))
+            module.replace_node_with_constant = self._counting(original)
+        return self
+
+    def _counting(self, original: Any) -> Any:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.count = (self.count or 0) + 1
+            return original(*args, **kwargs)
+
+        return counted
+
+    def __exit__(self, *exc: Any) -> None:
+        for module, original in self._saved:
+            module.replace_node_with_constant = original
+        self._saved.clear()

@@ -8,15 +8,27 @@ in it costs one worker; capture (``fuzzer.user``) compares that verdict with its
 The file's outputs are judged with what its captured graph knows (how far each discrete output's
 float64 value sits from the head's boundary, which elements are undefined), so a model file and
 its capture are graded by one rule and differ only where their compiled outputs do.
+
+The float64 side is a second ``Model`` built afresh under the same seed (``float64_twin``), given
+the judged instance's parameters and buffers by name, then converted with ``.double()``: a
+closure the model's ``__init__`` stored (``self.mlpf = lambda x: m.c_proj(m.act(m.c_fc(x)))``),
+shared submodules and tied weights all belong to the converted instance, which a
+``deepcopy(model).double()`` does not give (a deep copy keeps the lambda, which still calls the
+original float32 layers). What it still cannot convert: a tensor kept outside parameters and
+buffers (a plain attribute, a closure over a tensor or a global), and a ``Model`` whose second
+instance under the same seed has other parameter names or shapes; the float64 run then raises,
+and the file is not judged (a harness error, never "does not diverge"). Every call of the model
+(eager, compiled, float64) starts from the state it was built with (``starting_state``), so a
+forward that updates its buffers (a step counter, running statistics) is judged on one state.
 Loading a model file runs its code: only ever a file the user named on the command line.
 """
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +37,9 @@ import torch
 
 from fuzzer.errors import CaptureError
 from fuzzer.execute import faults, runner
+from fuzzer.execute.recipe import Recipe
 from fuzzer.ir import render
+from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, rules
 
 
@@ -34,6 +48,7 @@ class ModelFile:
     path: Path
     model: torch.nn.Module
     inputs: list[torch.Tensor]
+    build: Callable[[], torch.nn.Module] | None = None  # another Model, built as ``model`` was
 
 
 def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
@@ -58,11 +73,14 @@ def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
                            "`class Model(nn.Module)` and `def get_inputs()` (optionally "
                            "`def get_init_inputs()`)")
     get_init = getattr(module, "get_init_inputs", lambda: [])
-    torch.manual_seed(seed)
+
+    def build() -> torch.nn.Module:
+        torch.manual_seed(seed)
+        return cls(*list(get_init()))
+
     try:
-        init = list(get_init())
-        model = cls(*init)
-        inputs = list(get_inputs())
+        model = build()
+        inputs = list(get_inputs())  # after build, as always: the same draws for a seed
     except Exception as err:
         raise CaptureError(f"{path}: building Model or its inputs failed: {one_line(err)}"
                            f"{raised_at(err, path)}") from None
@@ -70,7 +88,7 @@ def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
         if not isinstance(t, torch.Tensor):
             raise CaptureError(f"{path}: get_inputs() item {i} is a {type(t).__name__}; numfuzz "
                                "needs tensors (put constants in get_init_inputs())")
-    return ModelFile(path, model, [t.detach().cpu() for t in inputs])
+    return ModelFile(path, model, [t.detach().cpu() for t in inputs], build)
 
 
 def one_line(err: BaseException) -> str:
@@ -97,31 +115,139 @@ def run_original(task: runner.Task) -> runner.RunResult:
     """Judge the model file itself (eager, compiled, float64) like ``runner.run_task`` does.
 
     Runs in a worker, so a compiler crash in the user's model costs only that worker. The file
-    and seed define the model and its inputs; the float64 reference is a double-precision copy
-    of the module on upcast inputs. ``task.graph`` only names the outputs, as in the case.
+    and seed define the model and its inputs; the float64 reference is a second instance of the
+    model in double precision (``float64_twin``) on upcast inputs. Every call starts from the
+    model's state as built (``starting_state``). ``task.graph`` only names the outputs, as in
+    the case.
     """
     loaded = load_model_file(task.model_file, task.seed)
+    reference = float64_twin(loaded).to(task.device)
     model = loaded.model.to(task.device)
-    reference = copy.deepcopy(loaded.model).double().to(task.device)
     graph = task.graph
+    as_built, reference_as_built = starting_state(model), starting_state(reference)
 
-    def forward(*args: torch.Tensor) -> tuple:
+    def call(*args: torch.Tensor) -> tuple:
         return tuple(tensor_leaves(model(*args)))
 
+    def forward(*args: torch.Tensor) -> tuple:
+        as_built()
+        mine = own(args)
+        return (*call(*mine), *left_behind(graph, model, mine))
+
     args = [t.to(task.device) for t in loaded.inputs]
-    known_fp64, known_eager = captured_values(task, forward(*args))
+    known_fp64, known_eager = captured_values(task, forward(*args)[:len(graph.outputs)])
 
-    def trace(*args: torch.Tensor) -> dict[int, torch.Tensor]:
-        return {**known_fp64, **dict(zip(graph.outputs, tensor_leaves(reference(*args))))}
+    def trace(*args: torch.Tensor) -> dict:
+        reference_as_built()
+        mine = own(args)
+        try:
+            wide = reference(*mine)
+        except torch.OutOfMemoryError:
+            raise
+        except Exception as err:  # the file is then not judged: say why, in its own words
+            raise CaptureError(f"{task.model_file}: the float64 reference (a second Model in "
+                               f"double precision) raises: {one_line(err)}"
+                               f"{raised_at(err, task.model_file)}") from None
+        finals = [("final", n) for n in graph.written_inputs()]
+        return {**known_fp64, **dict(zip(graph.outputs, tensor_leaves(wide))),
+                **dict(zip(finals, left_behind(graph, reference, mine)))}
 
+    captured = [task.draws[0][str(n)].to(task.device) for n in graph.input_ids()] \
+        if known_fp64 else []
     programs = runner.Programs(graph, "", forward, trace, nodewise=False,
-                               eager_values=known_eager)
+                               eager_values=known_eager,
+                               nudged=(lambda _: runner.nudged_runs(graph, captured))
+                               if known_fp64 else None)
+
+    def compiled_by(recipe: Recipe) -> Callable:
+        # The state is restored outside the compiled call, so the graph holds the model alone.
+        compiled = recipe.compile(call)
+
+        def run(*args: torch.Tensor) -> tuple:
+            as_built()
+            mine = own(args)
+            return (*compiled(*mine), *left_behind(graph, model, mine))
+
+        return run
+
     torch._dynamo.reset()
-    compiled = task.recipe.compile(forward)
-    verdict, outputs = runner.run_draw(programs, compiled, args, task.recipe)
+    verdict, outputs = runner.run_draw(programs, compiled_by(task.recipe), args, task.recipe)
     verdict.draw = 0
+    lost = faults.poisons_context(verdict.message)
+    if not lost:
+        verdict = runner.expected_by_default(verdict, graph, task.recipe, lambda emulated: (
+            runner.run_draw(programs, compiled_by(emulated), args, emulated)[0]))
     return runner.RunResult(verdict, [verdict.score], outputs if task.keep_outputs else {},
-                            context_lost=faults.poisons_context(verdict.message))
+                            context_lost=lost)
+
+
+def own(args: tuple) -> list[torch.Tensor]:
+    """The model's own copies of its inputs: a forward may write them (``x.add_(1)``)."""
+    return [a.clone() for a in args]
+
+
+def left_behind(graph: Graph, model: torch.nn.Module,
+                inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """What a call left in the inputs, parameters and buffers its capture says it writes
+    (``graph.written_inputs``: an input by its position ``arg``, a buffer by its ``name``), in
+    that order, copied: judged like outputs, as ``semantics.judged`` keys them."""
+    state = named_state(model)
+    left = []
+    for node_id in graph.written_inputs():
+        attrs = graph.node(node_id).attrs
+        value = inputs[attrs["arg"]] if "arg" in attrs else state.get(str(attrs.get("name")))
+        if value is not None:
+            left.append(value.detach().clone())
+    return left
+
+
+def named_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Every parameter and buffer by name, non-persistent buffers too (a state dict leaves
+    those out); a tied weight once."""
+    return {**dict(model.named_parameters()), **dict(model.named_buffers())}
+
+
+def starting_state(model: torch.nn.Module) -> Callable[[], None]:
+    """A function that puts ``model``'s parameters and buffers back to their values now: a
+    forward that updates a buffer (``self.steps += 1``, BatchNorm's running statistics in
+    training mode) then starts each run from the same state, as its capture does."""
+    saved = {name: t.detach().clone() for name, t in named_state(model).items()}
+
+    def restore() -> None:
+        current = named_state(model)
+        with torch.no_grad():
+            for name, value in saved.items():
+                if name in current:  # rebound by forward (self.steps = self.steps + 1) too
+                    current[name].copy_(value)
+
+    return restore
+
+
+def float64_twin(loaded: ModelFile) -> torch.nn.Module:
+    """The float64 reference: ``Model`` instantiated afresh under the same seed, given the
+    judged instance's parameters and buffers by name (the same values, even if something
+    changed them after building), then ``.double()``. A fresh instance's closures, shared
+    submodules and tied weights are its own, so all of them are converted; a deep copy's lambda
+    would still call the float32 layers. CaptureError when it cannot be built alike."""
+    where = loaded.path
+    try:
+        twin = loaded.build() if loaded.build is not None else None
+    except Exception as err:
+        raise CaptureError(f"{where}: building a second Model for the float64 reference "
+                           f"failed: {one_line(err)}{raised_at(err, where)}") from None
+    if twin is None:
+        raise CaptureError(f"{where}: no way to build a second Model for the float64 reference")
+    judged, theirs = named_state(loaded.model), named_state(twin)
+    differs = sorted(set(judged) ^ set(theirs)) or [
+        n for n, t in judged.items() if (t.shape, t.dtype) != (theirs[n].shape, theirs[n].dtype)]
+    if differs:
+        raise CaptureError(f"{where}: a second Model built under the same seed has other "
+                           f"parameters or buffers ({', '.join(differs[:3])}): no float64 "
+                           "reference follows the judged one")
+    with torch.no_grad():
+        for name, value in judged.items():
+            theirs[name].copy_(value)
+    return twin.double()
 
 
 def captured_values(task: runner.Task, eager_outputs: tuple) -> tuple[dict, dict]:

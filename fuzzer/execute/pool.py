@@ -17,10 +17,10 @@ be cut; it is only not started after the deadline.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Protocol
 
+from fuzzer import clock
 from fuzzer.execute.recipe import FRESH_ENV
 from fuzzer.execute.runner import RunResult, Task
 from fuzzer.execute.workers import NEVER, Recycle, Runner
@@ -69,7 +69,7 @@ class RunnerPool:
         return self.get(task.device, env).run(task)
 
     def until(self, deadline: float | None) -> RunnerPool | Until:
-        """This pool for work that must end by ``deadline`` (``time.monotonic()``); None: no
+        """This pool for work that must end by ``deadline`` (``clock.now()``); None: no
         deadline, the pool itself."""
         return self if deadline is None else Until(self, deadline)
 
@@ -106,13 +106,13 @@ class Bounded:
         self.runner, self.deadline = runner, deadline
 
     def run(self, task: Task) -> RunResult:
-        left = self.deadline - time.monotonic()
+        left = self.deadline - clock.now()
         if left <= 0:
             raise OutOfTime("the deadline came before this run")
         if not isinstance(self.runner, Runner) or left >= self.runner.timeout:
             return self.runner.run(task)  # its own timeout comes first (or it cannot be cut)
         result = self.runner.run(task, timeout=left)
-        if result.verdict.kind == Kind.TIMEOUT and time.monotonic() >= self.deadline:
+        if result.verdict.kind == Kind.TIMEOUT and clock.now() >= self.deadline:
             raise OutOfTime("the deadline came while a run was in flight")
         return result
 

@@ -1,5 +1,6 @@
 """Run one program eager (twice), compiled (twice) and in float64, and hand the outputs to the
-oracle.
+oracle. A value divergence in a graph holding an fp16/bf16 cast is judged once more under
+``emulate_precision_casts`` (``expected_by_default``): where it vanishes, it is ``expected``.
 
 This is the code a worker process executes; ``workers`` wraps it in isolated processes. A ``Task``
 crosses the pipe as ``torch.save`` bytes of plain data (the graph as a dict, input tensors, the
@@ -10,6 +11,7 @@ back the same way.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import traceback
 from collections.abc import Callable
@@ -22,6 +24,8 @@ from fuzzer.execute.recipe import Recipe
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, rules, semantics
+from fuzzer.judge.key import same_divergence
+from fuzzer.judge.kinds import RAISED
 from fuzzer.judge.oracle import Kind, Verdict
 
 HARNESS_ERROR = "harness error"  # how a skip caused by numfuzz itself, not the case, begins
@@ -96,12 +100,42 @@ class Programs:
     trace: Callable  # {node id: value} for every node (nodewise) or for the outputs only
     nodewise: bool = True  # False for a model file judged as itself: no graph to trace through
     eager_values: dict = field(default_factory=dict)  # not nodewise: what is known of its nodes
+    # float64 values of every node with eager's rounding noise added back (``nudged_runs``), on
+    # the run's arguments; None where no graph stands for the program (a model file whose
+    # capture does not give its outputs bit for bit): then no code's stability is measured.
+    nudged: Callable[[list[torch.Tensor]], list[dict]] | None = None
+    written: list[int] = field(default_factory=list)  # positions of the inputs it writes
+
+    kinds: list[str] = field(default_factory=list)  # module form: per input x/param/buffer
 
     @classmethod
-    def build(cls, graph: Graph) -> Programs:
+    def build(cls, graph: Graph, training: bool = False) -> Programs:
+        """The rendered programs; a graph whose inputs hold module state (``semantics.kinds``)
+        runs as an ``nn.Module`` (``rules.module_program``), except in training, where its
+        parameters are plain inputs that gradients are taken for."""
         source = render.render_model(graph)
-        return cls(graph, source, render.load(source, "model"),
-                   render.load(render.render_trace(graph), "trace"))
+        inputs = graph.input_ids()
+        written = [inputs.index(n) for n in graph.written_inputs()]
+        kinds = [] if training else semantics.kinds(graph)
+        fn = render.load(source, "model")
+        return cls(graph, source, rules.module_program(fn, kinds, written) if kinds else fn,
+                   render.load(render.render_trace(graph), "trace"),
+                   nudged=lambda args: nudged_runs(graph, args), written=written, kinds=kinds)
+
+    def compiled(self, recipe: Recipe) -> Callable:
+        """The program compiled as ``recipe`` says: the module itself where it is one (so its
+        parameters are what freezing sees), else the function."""
+        if not self.kinds:
+            return recipe.compile(self.model)
+        fn = render.load(self.source, "model")
+        return rules.module_program(fn, self.kinds, self.written, compile=recipe.compile)
+
+
+def nudged_runs(graph: Graph, args: list[torch.Tensor]) -> list[dict]:
+    """float64 values of every node of ``graph`` on ``args`` in ``rules.NUDGES`` runs with
+    eager's rounding noise added back (``rules.nudge_``): does a discrete code survive it?"""
+    fn = render.load(render.render_nudged_trace(graph), "nudged_trace", {"nudge_": rules.nudge_})
+    return [rules.float64_run(lambda *wide, k=k: fn(k, *wide), args) for k in range(rules.NUDGES)]
 
 
 def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
@@ -115,13 +149,13 @@ def run_task(task: Task) -> RunResult:
     """Judge every draw; the most severe verdict (and its outputs when asked). A draw whose
     error poisoned the CUDA context ends the task (``faults``): its worker must be replaced."""
     task.recipe.check_for(task.device)
-    programs = Programs.build(task.graph)
+    programs = Programs.build(task.graph, task.recipe.surface.training)
     torch._dynamo.reset()
-    compiled = task.recipe.compile(programs.model)
+    compiled = programs.compiled(task.recipe)
     verdicts, kept = [], []
     lost = False
     for i, inputs in enumerate(task.draws):
-        args = [inputs[str(n)].to(task.device) for n in task.graph.input_ids()]
+        args = [rules.fresh(inputs[str(n)], task.device) for n in task.graph.input_ids()]
         verdict, outputs = run_draw(programs, compiled, args, task.recipe)
         verdict.draw = i
         verdict.magnitude = task.magnitudes[i] if i < len(task.magnitudes) else None
@@ -131,28 +165,93 @@ def run_task(task: Task) -> RunResult:
             lost = True
             break
     worst = oracle.most_severe(verdicts)
+    counts = [v.frozen for v in verdicts if v.frozen is not None]
+    worst.frozen = sum(counts) if counts else None  # the first draw compiles: its count
+    if not lost and worst.draw is not None:
+        args = [rules.fresh(task.draws[worst.draw][str(n)], task.device)
+                for n in task.graph.input_ids()]
+        worst = expected_by_default(worst, task.graph, task.recipe, lambda emulated: run_draw(
+            programs, programs.compiled(emulated), args, emulated)[0])
     outputs = kept[worst.draw] if task.keep_outputs and worst.draw is not None else {}
     return RunResult(worst, [v.score for v in verdicts], outputs, context_lost=lost)
+
+
+# Inductor keeps fp16/bf16 values (and explicit round trips through them) in float32 inside its
+# kernels by default, on purpose; this knob gives eager's rounding (known.toml's
+# fused-low-precision-roundtrip, closed upstream as expected).
+EMULATE = {"emulate_precision_casts": True}
+LOW_PRECISION = ("float16", "bfloat16")
+# Divergences of values, which a rounding can explain; a crash, a dtype change or an aliasing
+# difference is never the round trip's.
+BY_VALUE = (Kind.NONFINITE, Kind.INT_FLIP, Kind.HIDDEN_NONFINITE, Kind.ACCURACY)
+
+
+def low_precision(graph: Graph) -> bool:
+    """Does the graph hold a float16/bfloat16 value or a cast to one (``cast_roundtrip``, a
+    captured ``x.to(torch.bfloat16)``)? Only there can ``EMULATE`` change what Inductor does."""
+    def names(value: object) -> bool:
+        if isinstance(value, dict):
+            return any(names(v) for v in value.values())
+        if isinstance(value, (list, tuple)):
+            return any(names(v) for v in value)
+        return isinstance(value, str) and value in LOW_PRECISION
+
+    return any(n.dtype in LOW_PRECISION or names(n.attrs) for n in graph.nodes())
+
+
+def expected_by_default(verdict: Verdict, graph: Graph, recipe: Recipe,
+                        rerun: Callable[[Recipe], Verdict]) -> Verdict:
+    """``verdict``, or the same as ``expected`` (counted, not a finding) when it is a value
+    divergence of a graph holding an fp16/bf16 cast that vanishes once Inductor emulates eager's
+    casts: ``rerun`` judges the same draw compiled afresh under ``EMULATE`` and must be judged
+    (not a skip or a crash) without the same divergence key (``judge.key``). Only under the
+    float64 policy (parity users take eager's rounding as their spec), only when the recipe
+    does not set the knob itself (``--inductor-config emulate_precision_casts=false`` judges
+    the default as it stands) and only where this torch has it."""
+    if verdict.kind not in BY_VALUE or recipe.policy != "float64" \
+            or any(k in recipe.config for k in EMULATE) or config.missing(EMULATE) \
+            or not low_precision(graph):
+        return verdict
+    torch._dynamo.reset()
+    try:
+        again = rerun(recipe.with_knob(EMULATE).fresh())
+    except Exception:  # the emulated run could not tell: the finding stands as judged
+        return verdict
+    finally:
+        torch._dynamo.reset()
+    if again.kind == Kind.SKIP or again.kind in (*RAISED, Kind.WORKER_KILL) \
+            or same_divergence(verdict, again):
+        return verdict
+    return dataclasses.replace(
+        verdict, kind=Kind.EXPECTED,
+        message=f"{verdict.summary()}; it vanishes with emulate_precision_casts=True: Inductor "
+                "keeps fp16/bf16 round trips in float32 by default, on purpose")
 
 
 def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
              recipe: Recipe) -> tuple[Verdict, dict]:
     """One draw's verdict and outputs. Eager runs twice and compiled runs twice, under the
-    recipe's torch.backends flags (``flags.pin``); an element that differs between two runs of
-    one side is never part of a finding (``oracle.steadied``). A training recipe runs forward
-    and backward (``rules.forward_backward``); the gradients are judged after the outputs, and
-    the outputs judged are the training graph's."""
+    recipe's torch.backends flags (``flags.pin``), each on fresh copies of the inputs
+    (``rules.call``: a program may write them); an element that differs between two runs of
+    one side is never part of a finding (``oracle.steadied``). What is judged: the outputs,
+    the state the call leaves in the inputs it writes, and (``oracle.with_aliasing``) which
+    outputs share storage with which inputs and which inputs compiled changed. A training
+    recipe runs forward and backward (``rules.forward_backward``); the gradients are judged
+    after the rest, and the outputs judged are the training graph's. A program float64 cannot
+    stand for (it reinterprets bits) is judged by eager parity, and says so."""
     training = recipe.surface.training
-    run = rules.forward_backward if training else _forward
-    arity = len(programs.graph.outputs)
+    arity = len(semantics.judged(programs.graph))
     flags.pin(recipe.flags)
     try:
-        eager_all, again, eager_values, sdpa = _eager_runs(programs, args, recipe)
+        (eager_all, eager_did), again, eager_values, sdpa = _eager_runs(programs, args, recipe)
     except Exception as err:  # a generator bug, not a compiler bug: never a finding
         line = error_line(err)
         message = faults.oom_message(line) if faults.out_of_memory(line) \
             else f"eager failed: {line}"
         return Verdict(Kind.SKIP, message=message), {}
+    if eager_did[1]:  # the graph does not know this write: a numfuzz bug, not the case's
+        return harness_error(f"eager changed input positions {list(eager_did[1])}, which "
+                             "the graph does not write"), {}
     eager = eager_all[:arity] if programs.nodewise else eager_all
     try:
         unstable = oracle.run_to_run(eager_all, again)
@@ -163,15 +262,18 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     if absent:  # a knob this torch does not have: nothing was tested, nothing crashed
         return harness_error(f"not in this torch: {', '.join(absent)}"), {}
     patched = inductor_config(recipe.config)  # refuses a knob outside the allowlist
+    frozen = config.FrozenCount() if recipe.config.get("freezing") else None
     try:
-        with patched:
-            out_all = _compiled_run(compiled, args, run)
-            second = _compiled_run(compiled, args, run)  # no recompile: a second run is cheap
+        with patched, frozen or contextlib.nullcontext():
+            out_all, compiled_did = _compiled_run(compiled, args, programs.written, training)
+            second, _ = _compiled_run(compiled, args, programs.written, training)  # cheap
     except Exception as err:
         line = error_line(err)
         if faults.out_of_memory(line):
             return Verdict(Kind.SKIP, message=faults.oom_message(line), sdpa=sdpa), \
                 {"eager": eager_all}
+        if graph_break(err):  # fullgraph=True asked for one graph; Dynamo declines a feature
+            return Verdict(Kind.SKIP, message=f"graph break: {line}", sdpa=sdpa), {}
         return Verdict(Kind.CRASH, message=line, frames=rules.torch_frames(err), sdpa=sdpa), \
             {"eager": eager_all}
     try:
@@ -180,60 +282,88 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         return Verdict(Kind.SKIP, message="compiled's two runs differ in number, shape or "
                                           "dtype of outputs on this input", sdpa=sdpa), {}
     steady = oracle.steadied(eager_all, out_all, unstable)
+    parity = programs.nodewise and not semantics.float64_stands(programs.graph)
     try:
-        values = rules.float64_run(programs.trace, args)
-        ref_all = [values[o] for o in programs.graph.outputs]
+        values = eager_values if parity else rules.float64_run(programs.trace, args)
+        ref_all = [values[k] for k in semantics.judged(programs.graph)]
         if training:
-            ref_all += rules.float64_run(lambda *wide: run(programs.model, wide), args)[arity:]
+            ref_all += rules.float64_run(
+                lambda *wide: rules.forward_backward(programs.model, wide, programs.written),
+                args)[arity:]
     except torch.OutOfMemoryError as err:
         return Verdict(Kind.SKIP, message=faults.oom_message(error_line(err)), sdpa=sdpa), {}
+    nudged = (lambda: programs.nudged(args)) if programs.nudged is not None and not parity \
+        else None
     verdict = semantics.judge_graph(programs.graph, eager, steady[:arity] if training else steady,
-                                    values, eager_values, recipe.policy)
+                                    values, eager_values, "parity" if parity else recipe.policy,
+                                    nudged)
+    if parity:
+        oracle.note_parity(verdict, "eager parity: a dtype view reinterprets bits, which "
+                                    "float64 cannot stand for")
     if training:
-        floats = [n for n, t in zip(programs.graph.input_ids(), args) if t.is_floating_point()]
+        floats = [n for i, (n, t) in enumerate(zip(programs.graph.input_ids(), args))
+                  if t.is_floating_point() and i not in programs.written]
         verdict = oracle.with_gradients(verdict, eager_all[arity:], steady[arity:],
                                         ref_all[arity:], floats)
+    else:
+        verdict = oracle.with_aliasing(verdict, semantics.aliasing_problems(
+            programs.graph, eager_did, compiled_did))
     oracle.note_unstable(verdict, unstable)
     verdict.sdpa = sdpa
+    verdict.frozen = frozen.count if frozen is not None else None
     outputs = {"eager": [t.cpu() for t in eager_all], "compiled": [t.cpu() for t in out_all],
                "fp64": [t.cpu() for t in ref_all]}
     return verdict, outputs
 
 
+Did = tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]  # rules.call: shares, touched
+
+
+def _call(fn: Callable, args: list[torch.Tensor], written: list[int], training: bool
+          ) -> tuple[list[torch.Tensor], Did]:
+    """One call on fresh copies of ``args``: its outputs and written state (and gradients when
+    training), and what it did to its inputs besides (``rules.call``)."""
+    if training:
+        return rules.forward_backward(fn, args, written), ((), ())
+    return rules.call(fn, args, written)
+
+
 def _eager_runs(programs: Programs, args: list[torch.Tensor], recipe: Recipe
-                ) -> tuple[list[torch.Tensor], list[torch.Tensor], dict, list[str]]:
-    """Eager twice: its outputs (gradients too, when training), the second run's, every node's
-    eager value (a generated graph's trace: the second run; what a head's evidence is measured
-    against) and the attention backends the first run used; eager alone is pinned to the
-    recipe's ``eager_sdpa``, if any."""
+                ) -> tuple[tuple[list[torch.Tensor], Did], list[torch.Tensor], dict, list[str]]:
+    """Eager twice: its outputs and state (gradients too, when training) with what it did to
+    its inputs, the second run's, every node's eager value (a generated graph's trace: the
+    second run; what a head's evidence is measured against) and the attention backends the
+    first run used; eager alone is pinned to the recipe's ``eager_sdpa``, if any."""
     training = recipe.surface.training
-    run = rules.forward_backward if training else _forward
-    arity = len(programs.graph.outputs)
+    arity = len(semantics.judged(programs.graph))
     pinned = recipe.flags.eager_sdpa if recipe.flags is not None else ""
     with flags.sdpa_pinned([pinned] if pinned else []):
         with flags.recording_sdpa() as seen:
-            eager_all = run(programs.model, args)
-        eager_values = programs.trace(*args) if programs.nodewise \
-            else dict(programs.eager_values)
-        again = [eager_values[o] for o in programs.graph.outputs] if programs.nodewise \
-            else _forward(programs.model, args)
+            first = _call(programs.model, args, programs.written, training)
+        if programs.nodewise:
+            eager_values = programs.trace(*[rules.fresh(a) for a in args])
+            again = [eager_values[k] for k in semantics.judged(programs.graph)]
+        else:
+            eager_values = dict(programs.eager_values)
+            again = _call(programs.model, args, programs.written, False)[0]
         if training:
-            again = [*again, *run(programs.model, args)[arity:]]
+            again = [*again, *_call(programs.model, args, programs.written, True)[0][arity:]]
     _synchronize()  # an asynchronous CUDA error of eager's surfaces as eager's
-    return eager_all, again, eager_values, list(dict.fromkeys(seen))
+    return first, again, eager_values, list(dict.fromkeys(seen))
 
 
-def _compiled_run(compiled: Callable, args: list[torch.Tensor], run: Callable
-                  ) -> list[torch.Tensor]:
+def _compiled_run(compiled: Callable, args: list[torch.Tensor], written: list[int],
+                  training: bool) -> tuple[list[torch.Tensor], Did]:
     """One run of the compiled program. Its outputs are cloned at once: under CUDA graphs
     (``reduce-overhead``) the next run overwrites them in place. A kernel's asynchronous CUDA
     error surfaces here, as this run's, not at some later call."""
     mark_step = getattr(torch.compiler, "cudagraph_mark_step_begin", None)
     if mark_step is not None:  # a new iteration: CUDA graphs may reuse the last one's memory
         mark_step()
-    outputs = [t.clone() for t in run(compiled, args)]
+    outputs, did = _call(compiled, args, written, training)
+    outputs = [t.clone() for t in outputs]
     _synchronize()
-    return outputs
+    return outputs, did
 
 
 def _synchronize() -> None:
@@ -243,9 +373,17 @@ def _synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def _forward(fn: Callable, args: list[torch.Tensor]) -> list[torch.Tensor]:
-    out = fn(*args)
-    return list(out) if isinstance(out, (tuple, list)) else [out]
+def graph_break(err: BaseException | None) -> bool:
+    """Did Dynamo decline to capture the program in one graph (``Unsupported`` under
+    ``fullgraph=True``: a ``out=`` it does not trace, a data-dependent branch)? That is a
+    feature it lacks, documented as such, not a wrong result or a compiler crash."""
+    unsupported = getattr(getattr(torch, "_dynamo", None), "exc", None)
+    unsupported = getattr(unsupported, "Unsupported", None)
+    while err is not None and unsupported is not None:
+        if isinstance(err, unsupported):
+            return True
+        err = err.__cause__
+    return False
 
 
 def error_line(err: BaseException) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from fuzzer import clock
 from fuzzer.errors import HarnessError
 from fuzzer.judge.kinds import Kind
 
@@ -253,21 +254,28 @@ class Runner:
     def run(self, task: Task, timeout: float | None = None) -> RunResult:
         """Run a task; a lost worker becomes a crash/timeout verdict and a fresh worker.
         ``timeout``: at most this long for this task, a worker start included (a caller's
-        deadline), where shorter than the runner's own."""
+        deadline, in seconds of the budget clock, ``fuzzer.clock``), where shorter than the
+        runner's own. The run's cost is told to that clock."""
         from fuzzer.execute.runner import RunResult
 
         self.start()
         began = time.monotonic()
+        budget = self.timeout if timeout is None else min(self.timeout, timeout)
+        wait = None if timeout is None else clock.wait_limit(timeout)  # real seconds
         try:
-            self.worker.wait_ready(600 if timeout is None else max(0.0, timeout))
-            limit = self.timeout if timeout is None else \
-                min(self.timeout, max(0.0, timeout - (time.monotonic() - began)))
+            self.worker.wait_ready(600 if wait is None else max(0.0, wait))
+            limit = self.timeout if wait is None else \
+                min(self.timeout, max(0.0, wait - (time.monotonic() - began)))
             reply = self.worker.run(task.to_bytes(), limit)
         except WorkerLost as lost:
             self.worker.close()
             self.worker = None
+            clock.spent(clock.RUN, budget, cut=lost.kind == Kind.TIMEOUT)
             return RunResult.lost(lost.kind, str(lost))
+        in_time = clock.spent(clock.RUN, budget)  # the budget clock's hook (``fuzzer.clock``)
         self.served += 1
+        if not in_time:  # a simulated clock: this run outlasted its time there, so it was cut
+            return RunResult.lost(Kind.TIMEOUT, "no answer before the per-case timeout")
         import io
 
         import torch

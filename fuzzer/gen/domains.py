@@ -16,19 +16,29 @@ it to the input's dtype). Float domains:
   division, ``remainder`` and rounding get wrong by one;
 - ``integral``: exact integers stored as floats, up to where the dtype stops holding them;
 - ``edges``: the input domain edges of the op the input feeds (``OpSpec.edges``: poles, branch
-  points, overflow thresholds), a few ulps either side, among normal values.
+  points, overflow thresholds), a few ulps either side, among normal values;
+- ``zeros``: signed zeros and NaNs of either sign among small values of either sign.
 
 Integer domains (for integer inputs; bool inputs are fair coins): ``small`` (-10..10), ``extreme``
-(the dtype's min, max, 0, ±1 mixed in), ``wide`` (int64 values beyond 2^31, the full range for
-narrower types). Index inputs (role ``index``) are always in range: out of range is an eager error.
+(the dtype's min, max, 0, ±1 mixed in; min and max always among them), ``wide`` (int64 values
+beyond 2^31, the full range for narrower types). Index inputs (role ``index``) are always in
+range: out of range is an eager error.
+
+Layouts (``LAYOUTS``, ``lay_out``): how an input is stored, the same values transposed, permuted,
+channels-last, stepped in the last dim or in the rows, in padded rows, at an offset, or expanded;
+``assign_layouts`` gives any program's inputs, activations and weights, one.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import random
 from collections.abc import Callable
 
 import torch
+
+from fuzzer.ir.graph import Graph
 
 Shape = tuple[int, ...]
 Domain = Callable[[Shape, torch.dtype, torch.Generator, tuple[float, ...]], torch.Tensor]
@@ -137,10 +147,22 @@ def at_edges(shape: Shape, dtype: torch.dtype, gen: torch.Generator,
     return torch.where(mixed, near, _normal(shape, dtype, gen) * 2).clamp(-info.max, info.max)
 
 
+def zeros(shape: Shape, dtype: torch.dtype, gen: torch.Generator,
+          edges: tuple) -> torch.Tensor:
+    """Signed zeros and NaNs of either sign among small values of either sign: what makes a
+    zero's sign, and a NaN's, reach a result (``1 / x``, ``copysign``, ``signbit``)."""
+    info = torch.finfo(dtype)
+    values = [0.0, -0.0, math.nan, -math.nan, info.tiny, -info.tiny, 1.0, -1.0, 0.5, -0.5,
+              -0.25, 2.0]
+    picked = _pick(shape, gen, values)
+    return torch.where(torch.rand(shape, generator=gen) < 0.7, picked,
+                       _normal(shape, dtype, gen))
+
+
 FLOAT_DOMAINS: dict[str, Domain] = {
     "normal": normal, "large": large, "boundary": boundary, "tiny": tiny, "overflow": overflow,
     "special": special, "subnormal": subnormal, "decimal": decimal, "integral": integral,
-    "edges": at_edges,
+    "edges": at_edges, "zeros": zeros,
 }
 
 
@@ -154,8 +176,12 @@ def extreme_ints(shape: Shape, dtype: torch.dtype, gen: torch.Generator) -> torc
     edges = torch.tensor([info.min, info.min + 1, info.max, info.max - 1, 0, 1,
                           -1 if info.min < 0 else 2], dtype=torch.int64)
     picked = edges[torch.randint(0, len(edges), shape, generator=gen)]
-    return torch.where(torch.rand(shape, generator=gen) < 0.5, picked,
-                       small_ints(shape, dtype, gen))
+    mixed = torch.where(torch.rand(shape, generator=gen) < 0.5, picked,
+                        small_ints(shape, dtype, gen))
+    if mixed.numel() >= 2:  # both ends of the range, always, wherever they land
+        at = torch.randperm(mixed.numel(), generator=gen)[:2]
+        mixed.view(-1)[at] = torch.tensor([info.min, info.max], dtype=mixed.dtype)
+    return mixed
 
 
 def wide_ints(shape: Shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
@@ -175,7 +201,7 @@ INT_DOMAINS = {"small": small_ints, "extreme": extreme_ints, "wide": wide_ints}
 # The integer domain each float domain's draw uses for the integer inputs of the same graph.
 INT_FOR = {"normal": "small", "large": "wide", "boundary": "extreme", "tiny": "small",
            "overflow": "wide", "special": "extreme", "subnormal": "small", "decimal": "small",
-           "integral": "wide", "edges": "extreme"}
+           "integral": "wide", "edges": "extreme", "zeros": "extreme"}
 
 
 def fill(shape: Shape, dtype: torch.dtype, domain: str, gen: torch.Generator,
@@ -189,30 +215,124 @@ def fill(shape: Shape, dtype: torch.dtype, domain: str, gen: torch.Generator,
 
 
 # ---------------------------------------------------------------- layouts
+# How an input is stored: the backend picks its kernel (vectorized along the innermost dim, a 2-d
+# tile for a transpose, a scalar tail, an index expression per stride) by the strides, so the same
+# values in another layout run other code. Gaps a layout leaves in its storage hold NaN (the
+# dtype's maximum for integers, True for bools): a kernel that reads one shows it.
 
-LAYOUTS = ("contiguous", "transposed", "strided", "expanded", "offset")
+LAYOUTS = ("contiguous", "transposed", "strided", "expanded", "offset", "permuted",
+           "channels_last", "sliced", "padded")
+LAYOUT_SHARE = 0.35  # graphs whose inputs ``assign_layouts`` lays out
+LAYOUT_RATE = 0.5  # in such a graph, the share of its inputs laid out
+UNEXPANDABLE_ROLES = ("unique",)  # values distinct along a dim: equal slices would repeat them
+
+
+def _gap(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """A buffer for a layout with gaps, filled with what shows when a kernel reads a gap."""
+    if dtype == torch.bool:
+        return torch.ones(shape, dtype=dtype)
+    if not dtype.is_floating_point:
+        return torch.full(shape, torch.iinfo(dtype).max, dtype=dtype)
+    return torch.full(shape, math.nan, dtype=dtype)
+
+
+def _stored_as(value: torch.Tensor, order: list[int]) -> torch.Tensor:
+    """``value`` in storage whose dims, outermost first, are ``order`` (a permutation)."""
+    inverse = [order.index(d) for d in range(value.dim())]
+    return value.permute(order).contiguous().permute(inverse)
 
 
 def lay_out(value: torch.Tensor, layout: str) -> torch.Tensor:
-    """``value`` (contiguous) stored as ``layout`` says, with the same shape: a transposed view,
-    every other element of a wider buffer or a storage offset (the same elements), or
-    ``expanded``: the first slice along the first dim longer than 1, broadcast along it with
-    stride 0 (so that dim's slices become equal)."""
-    if layout == "contiguous" or value.dim() == 0 or value.numel() == 0:
+    """``value`` (contiguous) stored as ``layout`` says, with the same shape and elements:
+
+    - ``transposed``: the last two dims swapped in storage (2-d and up);
+    - ``permuted``: the first dim innermost in storage (2-d and up; 2-d is ``transposed``);
+    - ``channels_last``: dim 1 innermost (torch's ``channels_last`` at rank 4,
+      ``channels_last_3d`` at rank 5, the same order at rank 3);
+    - ``strided``: every other element of a buffer twice as wide (a step in the last dim);
+    - ``sliced``: every third row of a buffer three times as tall (a step in dim -2, 2-d and up);
+    - ``padded``: rows of a buffer three elements wider (the last dim narrowed, 2-d and up);
+    - ``offset``: at storage offset 1;
+    - ``expanded``: the first slice along the first dim longer than 1, broadcast along it with
+      stride 0 (so that dim's slices become equal: the one layout that changes values).
+
+    Where a layout does not apply (a rank it needs, a 0-d or empty tensor) the value is returned
+    as it is; ``applies`` says whether it changes anything."""
+    rank = value.dim()
+    if layout == "contiguous" or rank == 0 or value.numel() == 0:
         return value
-    if layout == "transposed" and value.dim() >= 2:
-        return value.transpose(-1, -2).contiguous().transpose(-1, -2)
+    shape, dtype = tuple(value.shape), value.dtype
+    if layout == "transposed" and rank >= 2:
+        return _stored_as(value, [*range(rank - 2), rank - 1, rank - 2])
+    if layout == "permuted" and rank >= 2:
+        return _stored_as(value, [*range(1, rank), 0])
+    if layout == "channels_last" and rank >= 3:
+        memory_format = {4: torch.channels_last, 5: torch.channels_last_3d}.get(rank)
+        if memory_format is not None:
+            return value.contiguous(memory_format=memory_format)
+        return _stored_as(value, [0, *range(2, rank), 1])
     if layout == "strided":
-        wide = torch.zeros((*value.shape[:-1], value.shape[-1] * 2), dtype=value.dtype)
+        wide = _gap((*shape[:-1], shape[-1] * 2), dtype)
         wide[..., ::2] = value
         return wide[..., ::2]
+    if layout == "sliced" and rank >= 2:
+        tall = _gap((*shape[:-2], shape[-2] * 3, shape[-1]), dtype)
+        tall[..., ::3, :] = value
+        return tall[..., ::3, :]
+    if layout == "padded" and rank >= 2:
+        wide = _gap((*shape[:-1], shape[-1] + 3), dtype)
+        wide[..., :shape[-1]] = value
+        return wide[..., :shape[-1]]
     if layout == "offset":
-        flat = torch.zeros(value.numel() + 1, dtype=value.dtype)
+        flat = _gap((value.numel() + 1,), dtype)
         flat[1:] = value.reshape(-1)
-        return flat[1:].view(value.shape)
+        return flat[1:].view(shape)
     if layout == "expanded":
-        dim = next((d for d, s in enumerate(value.shape) if s > 1), None)
+        dim = next((d for d, s in enumerate(shape) if s > 1), None)
         if dim is None:
             return value
-        return value.narrow(dim, 0, 1).expand(value.shape)
+        return value.narrow(dim, 0, 1).expand(shape)
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def applies(layout: str, shape: tuple[int, ...]) -> bool:
+    """Does ``layout`` store a tensor of ``shape`` other than contiguously (other strides where
+    they matter, or an offset)?"""
+    if layout == "contiguous" or not shape or 0 in shape:
+        return False
+    laid = lay_out(torch.zeros(shape, dtype=torch.uint8), layout)
+    return not laid.is_contiguous() or laid.storage_offset() != 0
+
+
+def layouts_for(graph: Graph, node_id: int, written: set[int] | frozenset = frozenset()) \
+        -> list[str]:
+    """The layouts input ``node_id`` may take: those that change its storage, and never
+    ``expanded`` for an input the program writes (a write to a stride-0 view is an eager error),
+    for module state (copied into in place) or for values distinct along a dim."""
+    node = graph.node(node_id)
+    unexpandable = node_id in written or "state" in node.attrs \
+        or node.role in UNEXPANDABLE_ROLES
+    return [layout for layout in LAYOUTS if applies(layout, node.shape)
+            and not (layout == "expanded" and unexpandable)]
+
+
+def assign_layouts(graph: Graph, rng: random.Random, share: float = LAYOUT_SHARE,
+                   rate: float = LAYOUT_RATE) -> None:
+    """Lay out the inputs of a finished program, activations and weights alike: in a ``share``
+    of programs, each input that names no layout of its own (``attrs["layout"]``, which the
+    grammar sets where it needs one) takes one with probability ``rate``, among ``layouts_for``
+    it. The drawn tensors then have it (``inputs``), the case file keeps it, ``repro.py``
+    rebuilds it."""
+    if rng.random() >= share:
+        return
+    written = set(graph.written_inputs())
+    for node_id in graph.input_ids():
+        node = graph.node(node_id)
+        if "layout" in node.attrs or rng.random() >= rate:
+            continue
+        options = layouts_for(graph, node_id, written)
+        if options:  # channels-last, where it applies, as often as the others together
+            weights = [max(len(options) - 1, 1) if layout == "channels_last" else 1
+                       for layout in options]
+            node.attrs["layout"] = rng.choices(options, weights)[0]

@@ -3,9 +3,11 @@
 A grammar is a function that grows a ``Graph`` through a ``Builder`` from a seeded
 ``random.Random``.
 Bodies (vision, attention) produce a float value; hazard motifs from the field notes (a product
-computed twice and subtracted, a value recomputed in two consumers, division feeding floor) are
-woven
-in between blocks; heads turn values into outputs, several per model.
+computed twice and subtracted, a value recomputed in two consumers, division feeding floor, the
+algebraic patterns graph rewrites and constant folding match: ``rewrite``) are woven in between
+blocks, and so are copies into another memory layout (``relayout``); heads turn values into
+outputs, several per model. Spatial and sequence sizes sit around the vector widths
+(``sizes.around``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import math
 import random
 from collections.abc import Callable
 
+import torch
+
+from fuzzer.gen import sizes
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 
@@ -50,6 +55,12 @@ class Builder:
                 self.graph.g.remove_node(node_id)
             return None
 
+    def drawn(self, name: str, *inputs: int) -> int | None:
+        """``attempt`` with each attr drawn from the op's ``choices`` (``OpSpec.choices``)."""
+        spec = ops.spec(name)
+        return self.attempt(name, *inputs, **{key: self.pick(list(spec.choices[key]))
+                                              for key in spec.attrs})
+
     def accepts(self, name: str, *inputs: int, **attrs: object) -> bool:
         """Would op ``name`` take these inputs (their shapes and dtypes, by its rules)?"""
         nodes = [self.graph.node(i) for i in inputs]
@@ -57,6 +68,10 @@ class Builder:
 
     def shape(self, node_id: int) -> tuple[int, ...]:
         return self.graph.node(node_id).shape
+
+    def current(self, node_id: int) -> int:
+        """``node_id`` as a later node may read it (``Graph.current``)."""
+        return self.graph.current(node_id)
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
@@ -142,9 +157,94 @@ def hazard_cast(b: Builder, x: int) -> int:
     return b.op("cast_roundtrip", x, to=b.pick(["bfloat16", "float16"]))
 
 
+def hazard_rewrite(b: Builder, x: int) -> int:
+    """A pattern Inductor's graph rewrites and constant folding match (``rewrite``)."""
+    return rewrite(b, x)
+
+
 HAZARDS: list[Callable[[Builder, int], int]] = [
     hazard_cse_product, hazard_recompute_softmax, hazard_divide, hazard_floordiv, hazard_cast,
+    hazard_rewrite,
 ]
+
+# ------------------------------------------------------------------ rewrites and layouts
+
+# Constants a folded subexpression meets: where ``c - c``, ``c / c`` or ``x * c`` is not what
+# algebra says (``max`` and ``tiny`` are the working dtype's).
+CONSTANTS = (math.inf, -math.inf, math.nan, 0.0, -0.0, 1.0, "max", "tiny")
+REWRITES = ("times_zero", "plus_zero", "identity", "self_sub", "self_div", "where_same",
+            "cumsum_last", "transpose_twice", "same_cast", "idempotent", "constant",
+            "folded_constant")
+
+
+def rewrite(b: Builder, x: int) -> int:
+    """``x`` through a pattern a rewrite or constant folding matches, equal to ``x`` (or a plain
+    function of it) in algebra but not on every value, so a rewrite that fires where it should
+    not drops a NaN, an inf or a zero's sign: ``x + x * 0.0`` (NaN at inf), ``x + 0.0`` (+0.0
+    from -0.0, where ``x + -0.0`` is ``x``), ``x * 1.0``, ``x + (x - x)`` and ``x * (x / x)``
+    (NaN at inf and 0), ``where(c, x, x)``, ``x`` plus the last element of its cumsum (a sum),
+    a permutation of a permutation, ``x.to(its own dtype)``, ``-(-x)``, ``abs(abs(x))`` and
+    ``maximum(x, x)``, and constants (``full_like``: inf, NaN, ±0.0, 1, the dtype's max and
+    tiny) combined with ``x`` or with each other before ``x`` (what folding computes once).
+    ``x`` itself where the pattern does not apply (its dtype, its rank)."""
+    first = b.graph._next_id
+    try:
+        return _rewrite(b, x, b.pick(list(REWRITES)))
+    except ops.InvalidGraph:
+        b.graph.g.remove_nodes_from([n for n in list(b.graph.g) if n >= first])
+        return x
+
+
+def _rewrite(b: Builder, x: int, kind: str) -> int:
+    node = b.graph.node(x)
+    if kind == "times_zero":
+        return b.op("add", x, b.op("mul_scalar", x, value=b.pick([0.0, -0.0])))
+    if kind == "plus_zero":
+        return b.op("add_scalar", x, value=b.pick([0.0, -0.0]))
+    if kind == "identity":
+        name = b.pick(["mul_scalar", "div_scalar", "pow_scalar"])
+        return b.op(name, x, value=1.0 if node.dtype in ops.FLOAT_DTYPES else 1)
+    if kind == "self_sub":
+        return b.op("add", x, b.op("sub", x, x))
+    if kind == "self_div":
+        return b.op("mul", x, b.op("div", x, x))
+    if kind == "where_same":
+        return b.op("where", b.input(node.shape, dtype="bool"), x, x)
+    if kind == "cumsum_last":
+        last = b.op("select", b.op("cumsum", x, dim=-1), dim=-1, index=-1)
+        return b.op("add", x, b.op("unsqueeze", last, dim=-1))
+    if kind == "transpose_twice":
+        order = tuple(reversed(range(len(node.shape))))  # its own inverse
+        return b.op("permute", b.op("permute", x, dims=order), dims=order)
+    if kind == "same_cast":
+        return b.op("own_dtype", x)
+    if kind == "idempotent":
+        name = b.pick(["neg", "abs", "maximum"])
+        if name == "maximum":
+            return b.op("maximum", x, x)
+        return b.op(name, b.op(name, x))
+    if node.dtype not in ops.FLOAT_DTYPES:
+        raise ops.InvalidGraph("constants with inf and NaN are float")
+    info = torch.finfo(ops.torch_dtype(node.dtype))
+    value = b.pick(list(CONSTANTS))
+    value = {"max": info.max, "tiny": info.tiny}.get(value, value)
+    constant = b.op("full_like", x, value=value)
+    if kind == "folded_constant":  # computed from constants alone: folded at compile time
+        constant = b.op(b.pick(["sub", "div", "mul", "add"]), constant, constant)
+    return b.op(b.pick(["add", "mul", "sub", "div"]), x, constant)
+
+
+def relayout(b: Builder, x: int) -> int | None:
+    """``x`` copied into another memory layout (registry tag ``relayout``: channels-last at rank 4
+    or 5, the last two dims or the first dim moved innermost), so the kernels after it read a
+    channels-last or transposed intermediate; None where none applies to its rank."""
+    if len(b.shape(x)) < 2:
+        return None
+    for _ in range(3):
+        made = b.drawn(b.pick(list(ops.tagged("relayout"))), x)
+        if made is not None:
+            return made
+    return None
 
 
 def maybe_hazard(b: Builder, x: int, p: float = 0.35) -> int:
@@ -159,7 +259,7 @@ def maybe_hazard(b: Builder, x: int, p: float = 0.35) -> int:
 def vision_body(b: Builder) -> tuple[int, list[int]]:
     """Conv stacks with norms, pooling, resampling and residuals. Returns (last value, taps)."""
     n, c = b.pick([1, 2]), b.pick([3, 4, 8])
-    size = b.pick([8, 12, 16])
+    size = b.pick([12, sizes.around(b.rng)])  # 7 to 17: the vector tails of the rows
     x = b.input((n, c, size, size))
     taps = []
     for _ in range(b.rng.randint(1, 3)):
@@ -184,6 +284,8 @@ def vision_body(b: Builder) -> tuple[int, list[int]]:
         elif b.chance(0.15):
             x = resample_variant(b, x) if b.chance(0.3) else \
                 b.op("interpolate", x, scale=2.0, mode=b.pick(["nearest", "bilinear"]))
+        if b.chance(0.15):  # the next block reads a channels-last or transposed map
+            x = relayout(b, x) or x
         taps.append(x)
     if b.chance(0.4):
         x = b.op("flatten", b.op("adaptive_avg_pool2d", x, size=b.pick([1, 2])))
@@ -233,7 +335,7 @@ def vision_norm(b: Builder, x: int) -> int:
 
 def attention_body(b: Builder) -> tuple[int, list[int]]:
     """One or two pre-norm transformer blocks: projections, RoPE, masked softmax or SDPA, MLP."""
-    batch, t = b.pick([1, 2]), b.pick([4, 8, 16])
+    batch, t = b.pick([1, 2]), b.pick([1, 4, sizes.around(b.rng), sizes.around(b.rng)])
     heads, head_dim = b.pick([1, 2, 4]), b.pick([4, 8])
     d = heads * head_dim
     x = b.input((batch, t, d))
@@ -254,6 +356,8 @@ def attention_body(b: Builder) -> tuple[int, list[int]]:
             x = b.op("add", x, b.linear(hidden, d))
             taps.append(x)
         x = maybe_hazard(b, x, 0.25)
+        if b.chance(0.1):  # the next block reads a transposed or permuted copy
+            x = relayout(b, x) or x
     return x, taps
 
 
@@ -334,4 +438,24 @@ def generate(seed: int, grammar: str = "mixed", dtype: str = "float32",
         outputs.append(add_head(b, b.pick(taps), taps))
     b.graph.outputs = list(dict.fromkeys(outputs))
     b.graph.remove_dead()
+    if rng.random() < MODULE_SHARE:
+        as_module(b.graph)
     return b.graph
+
+
+MODULE_SHARE = 0.5  # models whose weights are module parameters and buffers, not arguments
+PARAM_ROLES = ("w", "b", "gamma", "beta")  # learned: parameters; the rest of a model's state
+BUFFER_ROLES = ("mean", "var", "cos", "sin", "mask", "keep", "count")  # statistics, tables
+
+
+def as_module(graph: Graph) -> None:
+    """The model as an ``nn.Module``: its weights parameters, its statistics and tables buffers
+    (the input's ``state``), so that freezing, constant folding and norm folding have something
+    to fold; what the program writes in place is always a buffer."""
+    written = set(graph.written_inputs())
+    for node_id in graph.input_ids():
+        node = graph.node(node_id)
+        if node.role in PARAM_ROLES and node_id not in written:
+            node.attrs["state"] = "param"
+        elif node.role in BUFFER_ROLES or (node_id in written and node.role != "x"):
+            node.attrs["state"] = "buffer"

@@ -4,8 +4,9 @@ Weights (every non-activation input) are drawn once per case; activations are dr
 of several draws, because one compile serves many inputs and compile time dominates. Each draw has
 an input domain (``domains``: unit normal, large, tiny, on the heads' discontinuities, around the
 overflow edges, special values, subnormals, decimal grids, exact integers, the edges of the op an
-input feeds); a case's strategy says which domains its draws cycle through. An activation node may
-ask for a ``layout`` (transposed, strided, expanded, offset): the tensor then has that layout.
+input feeds); a case's strategy says which domains its draws cycle through. Any input node,
+activation or weight, may name a ``layout`` (``domains.LAYOUTS``: transposed, permuted,
+channels-last, strided, sliced, padded, expanded, offset): the tensor drawn then has that layout.
 """
 
 from __future__ import annotations
@@ -48,24 +49,45 @@ def _activation(graph: Graph, node_id: int, domain: str, gen: torch.Generator) -
     dtype = ops.torch_dtype(node.dtype)
     attrs = node.attrs
     if attrs.get("role") == "index":  # in range by construction: out of range is an eager error
-        return torch.randint(0, int(attrs["bound"]), node.shape, generator=gen)
-    value = domains.fill(node.shape, dtype, domain, gen, edges_for(graph, node_id))
+        value = torch.randint(0, int(attrs["bound"]), node.shape, generator=gen)
+    elif attrs.get("role") == "unique":  # in range and distinct along ``dim``
+        value = _unique_indices(node.shape, int(attrs["bound"]), int(attrs.get("dim", 0)), gen)
+    else:
+        value = domains.fill(node.shape, dtype, domain, gen, edges_for(graph, node_id))
     if attrs.get("role") == "divisor" and not dtype.is_floating_point:
         # x // 0 raises, and INT_MIN // -1 kills the process with SIGFPE in eager itself.
         value = torch.where((value == 0) | (value == -1), torch.full_like(value, 3), value)
     return domains.lay_out(value, attrs.get("layout", "contiguous"))
 
 
+def _unique_indices(shape: tuple[int, ...], bound: int, dim: int,
+                    gen: torch.Generator) -> torch.Tensor:
+    """Indices in [0, bound), distinct along ``dim`` (a write to a repeated index without
+    accumulation keeps whichever came last: not defined, so never drawn)."""
+    if not shape:
+        return torch.randint(0, bound, (), generator=gen)
+    dim %= len(shape)
+    wide = shape[:dim] + (max(bound, shape[dim]),) + shape[dim + 1:]
+    order = torch.rand(wide, generator=gen).argsort(dim=dim)
+    return order.narrow(dim, 0, shape[dim]).clamp(max=bound - 1).contiguous()
+
+
 def _weight(node: dict, gen: torch.Generator) -> torch.Tensor:
     shape, role = node.shape, node.attrs.get("role", "w")
     if role == "mask":
         mask = torch.rand(shape, generator=gen) < 0.25
-        mask[..., 0] = False  # never mask a whole row: eager would give NaN, which is no finding
+        # Never mask a whole row (eager would give NaN, which is no finding); an empty row has
+        # nothing to keep.
+        if mask.dim() and mask.shape[-1]:
+            mask[..., 0] = False
         return mask
     if role == "keep":  # the complement, for SDPA's "may attend" masks
         keep = torch.rand(shape, generator=gen) < 0.75
-        keep[..., 0] = True
+        if keep.dim() and keep.shape[-1]:
+            keep[..., 0] = True
         return keep
+    if role == "count":  # a step counter a forward increments
+        return torch.randint(0, 1000, shape, generator=gen)
     if role in ("gamma", "var"):
         return 1.0 + 0.1 * torch.rand(shape, generator=gen, dtype=torch.float64)
     if role in ("b", "beta", "mean"):
@@ -91,11 +113,12 @@ def draw_weights(graph: Graph, seed: int) -> Inputs:
     for node_id in graph.input_ids():
         node = graph.node(node_id)
         if node.role not in ACTIVATIONS:
-            out[str(node_id)] = _cast(_weight(node, gen), node.dtype)
+            out[str(node_id)] = domains.lay_out(_cast(_weight(node, gen), node.dtype),
+                                                node.attrs.get("layout", "contiguous"))
     return out
 
 
-ACTIVATIONS = ("x", "index", "divisor")  # roles drawn again for every draw
+ACTIVATIONS = ("x", "index", "unique", "divisor")  # roles drawn again for every draw
 
 
 def draw_activations(graph: Graph, seed: int, domain: str) -> Inputs:

@@ -26,9 +26,6 @@ from fuzzer.gen import grammar
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 
-REPLACEABLE = ("relu", "sigmoid", "tanh", "silu", "erf", "exp", "abs", "neg", "floor", "ceil",
-               "round", "trunc", "sign", "gelu")
-COMBINE = ("add", "sub", "mul", "maximum", "minimum", "div")
 MAX_TRIES = 20
 
 
@@ -48,6 +45,9 @@ def mutate(seed_graph: Graph, seed: int, edits: int | None = None,
         try:
             if edit(candidate, rng):
                 candidate.infer()
+                pruned = candidate.copy()  # what is returned has its dead nodes removed, which
+                pruned.remove_dead()  # settles rereads anew in a program with state: check it
+                pruned.infer()
                 graph, done = candidate, done + 1
         except ops.InvalidGraph:
             continue  # a rule rejected this edit; draw another
@@ -93,13 +93,15 @@ def insert_op(graph: Graph, rng: random.Random) -> bool:
 
 def replace_op(graph: Graph, rng: random.Random) -> bool:
     """An elementwise op could be any other: swap it, keeping its inputs and consumers."""
-    candidates = [n for n in graph.op_ids() if graph.node(n).op in REPLACEABLE]
+    swappable = ops.tagged("swappable")
+    candidates = [n for n in graph.op_ids() if graph.node(n).op in swappable]
     if not candidates:
         return False
     node = graph.node(rng.choice(candidates))
-    choice = rng.choice([op for op in REPLACEABLE if op != node.op])
+    choice = rng.choice([op for op in swappable if op != node.op])
     node.op = choice
-    node.attrs = {"approximate": rng.choice(["none", "tanh"])} if choice == "gelu" else {}
+    node.attrs = {key: rng.choice(list(values))
+                  for key, values in ops.spec(choice).choices.items()}
     return True
 
 
@@ -116,7 +118,7 @@ def rewire(graph: Graph, rng: random.Random) -> bool:
     if not partners:
         return False
     first_new = graph._next_id
-    new = graph.add(rng.choice(COMBINE), [a, rng.choice(partners)])
+    new = graph.add(rng.choice(ops.tagged("combine")), [a, rng.choice(partners)])
     _splice(graph, a, new, first_new)
     return True
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # torch-free at import: the command line lists STRATEGIES wit
     from fuzzer.ir.graph import Graph
 
 SALT = 0x5EED_57A7
+LAYOUT_SALT = 0x1A_7007  # the generator of a program's input layouts
 MAGNITUDES = ("normal", "large", "boundary", "tiny")  # the default domains of a model's draws
 DRAWS = 4  # input draws per case unless --draws says otherwise
 
@@ -52,6 +53,15 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
              "in-graph factories", ("normal", "large", "special", "boundary")),
     Strategy("shapes", 2.0, "empty, size-1, 0-d and SIMD-tail shapes, non-contiguous inputs, "
              "split reductions", ("normal", "special", "large", "normal")),
+    Strategy("vision-ops", 2.0, "interpolate, pooling and padding variants: every mode, "
+             "non-integer scales, sizes that keep a dim, ceil mode, padding counted or not, "
+             "indices, adaptive windows; empty and size-1 dims, inf inputs",
+             ("normal", "special", "large", "boundary")),
+    Strategy("signs", 2.0, "signed zeros and NaNs of either sign through the ops their sign "
+             "shows in (1/x, copysign, atan2, heads)", ("zeros", "zeros", "special", "boundary")),
+    Strategy("state", 3.0, "views and in-place writes through them, reads of old aliases, "
+             "out= forms, buffers a forward updates; judged on the state left behind",
+             ("normal", "boundary", "large", "normal")),
 )}
 
 
@@ -86,7 +96,18 @@ def choose(case_seed: int, weights: dict[str, float]) -> Strategy:
 
 
 def generate(strategy: Strategy, seed: int, grammar_name: str, dtype: str) -> Graph:
-    """The program of a case under ``strategy``."""
+    """The program of a case under ``strategy``, its inputs (activations and weights) laid out
+    in some programs (``domains.assign_layouts``, from a generator of its own so the program
+    is the same either way)."""
+    from fuzzer.gen import domains
+
+    graph = _program(strategy, seed, grammar_name, dtype)
+    domains.assign_layouts(graph, random.Random(seed ^ LAYOUT_SALT))
+    return graph
+
+
+def _program(strategy: Strategy, seed: int, grammar_name: str, dtype: str) -> Graph:
+    """The program itself: a model, a stateful program or an edge body."""
     from fuzzer.gen import grammar
 
     if strategy.name == "cast-roundtrip":  # the first seed from here whose model keeps one
@@ -98,7 +119,20 @@ def generate(strategy: Strategy, seed: int, grammar_name: str, dtype: str) -> Gr
     if strategy.model:
         others = [h for h in grammar.HAZARDS if h is not grammar.hazard_cast]
         return grammar.generate(seed, grammar_name, dtype, others)
+    if strategy.name == "state":
+        return _stateful(seed, dtype)
     return _small(_body(strategy.name), seed, dtype)
+
+
+def _stateful(seed: int, dtype: str) -> Graph:
+    """A program with state (``gen.state``): every read it made is an output."""
+    from fuzzer.gen import state
+    from fuzzer.gen.grammar import Builder
+
+    b = Builder(random.Random(seed), dtype)
+    value, outputs = state.state_body(b)
+    state.finish(b, value, outputs)
+    return b.graph
 
 
 def _small(body: Callable[[Builder], tuple[int, list[int]]], seed: int, dtype: str) -> Graph:
@@ -140,7 +174,8 @@ def for_training(graph: Graph) -> Graph:
 
 def _body(name: str) -> Callable[[Builder], tuple[int, list[int]]]:
     """The edge body of a small-program strategy (``gen.edge``)."""
-    from fuzzer.gen import edge
+    from fuzzer.gen import edge, signs
 
     return {"special-functions": edge.special_body, "decimal": edge.decimal_body,
-            "integer": edge.integer_body, "shapes": edge.shapes_body}[name]
+            "integer": edge.integer_body, "shapes": edge.shapes_body,
+            "vision-ops": edge.vision_ops_body, "signs": signs.signs_body}[name]

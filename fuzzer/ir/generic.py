@@ -8,13 +8,16 @@ A captured model may call ops the grammars never generate (``torch.cumsum``, ``x
 - ``args`` and ``kwargs``: constants, with tagged dicts for what JSON cannot say:
   ``{"in": k}`` the node's k-th tensor input, ``{"dtype": "float16"}``, ``{"slice": [a, b, c]}``,
   ``{"ellipsis": true}``, ``{"device_of": k}`` (the device of input k), ``{"memory_format": n}``;
-- ``pick``: for ops returning several tensors (``chunk``, ``split``), which one.
+- ``pick``: for ops returning several tensors (``chunk``, ``split``), which one;
+- ``alias`` and ``mutates``: the tensor input its result shares storage with (or None) and the
+  ones it writes in place, as capture saw the call do (``x.add_(y)``, ``x[i] = v``).
 
 Case files are data, never code: a target must be a tensor op PyTorch itself lists as one
-(``torch.overrides``), a deterministic factory (``FACTORIES``) or an operator from a short
-table, so a hostile file cannot name ``torch.save`` or ``os.system``. Shapes and dtypes are
-inferred by calling the op on meta tensors (factories included: nothing is allocated), and a
-result larger than ``MAX_NUMEL`` elements is refused.
+(``torch.overrides``), one of the few it files elsewhere (``UNLISTED``: ``F.hardswish``), a
+deterministic factory (``FACTORIES``) or an operator from a short table, so a hostile file
+cannot name ``torch.save`` or ``os.system``. Shapes and dtypes are inferred by calling the op on
+meta tensors (factories included: nothing is allocated), and a result larger than ``MAX_NUMEL``
+elements is refused.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ OPERATORS: dict[str, str] = {
     "neg": "-{0}", "pos": "+{0}", "invert": "~{0}", "and_": "{0} & {1}", "or_": "{0} | {1}",
     "xor": "{0} ^ {1}", "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}",
     "ge": "{0} >= {1}", "eq": "{0} == {1}", "ne": "{0} != {1}", "getitem": "{0}[{1}]",
+    # Writes: ``x[i] = v`` renders as the statement; ``x += y`` on a tensor is ``x.add_(y)``.
+    "setitem": "{0}[{1}] = {2}", "iadd": "{0}.add_({1})", "isub": "{0}.sub_({1})",
+    "imul": "{0}.mul_({1})", "itruediv": "{0}.div_({1})",
 }
 NAMESPACES = (("torch", "torch"), ("torch.special", "torch.special"),
               ("torch.linalg", "torch.linalg"), ("torch.fft", "torch.fft"),
@@ -44,7 +50,20 @@ NAMESPACES = (("torch", "torch"), ("torch.special", "torch.special"),
 MAX_NUMEL = ops.MAX_NUMEL  # elements in one call's result: a file cannot make numfuzz allocate more
 # Deterministic factories: pure functions of plain-data arguments (a model's torch.arange).
 FACTORIES = ("arange", "zeros", "ones", "full", "linspace", "logspace", "eye", "scalar_tensor",
-             "tril_indices", "triu_indices")
+             "tril_indices", "triu_indices", "hann_window", "hamming_window", "blackman_window",
+             "bartlett_window", "kaiser_window")
+# Tensor ops that torch.overrides files under "ignored" although they compute on tensors like
+# their neighbours: nn.Hardswish and nn.Hardsigmoid reach Dynamo's graph as these functions, the
+# deprecated aliases still run, ``x.unflatten`` is a view and ``x.new_zeros`` a deterministic
+# factory (``new_empty`` is not: uninitialized). Named one by one, so the rule stays "a real
+# tensor op".
+UNLISTED = {"F": ("hardswish", "hardsigmoid", "sigmoid", "tanh", "upsample", "upsample_bilinear",
+                  "upsample_nearest"),
+            "Tensor": ("unflatten", "new_zeros", "new_ones", "new_full")}
+# The builtin a Python wrapper calls, recorded by Dynamo in its place (``F.pad`` reaches the graph
+# as ``torch._C._nn.pad``): the same op with the same arguments, so it is named, and rendered, as
+# the wrapper.
+ALIASES = {"F.pad": ("torch._C._nn", "pad")}
 # Overridable, yet not pure tensor computations: never rendered or called.
 DENIED = {"backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad",
           "tolist", "numpy", "item", "data_ptr", "storage", "untyped_storage", "share_memory_",
@@ -74,6 +93,17 @@ def _tables() -> tuple[dict[int, str], dict[str, Callable]]:
     for name in FACTORIES:  # no tensor argument, so torch.overrides does not list them
         by_id[id(getattr(torch, name))] = f"torch.{name}"
         by_name[f"torch.{name}"] = getattr(torch, name)
+    spaces = {**{p: importlib.import_module(m) for p, m in NAMESPACES}, "Tensor": torch.Tensor}
+    for prefix, names in UNLISTED.items():
+        for name in names:
+            fn = getattr(spaces[prefix], name, None)
+            if callable(fn):  # a torch without it simply does not offer it
+                by_id[id(fn)] = f"{prefix}.{name}"
+                by_name[f"{prefix}.{name}"] = fn
+    for name, (module_name, attr) in ALIASES.items():
+        builtin = getattr(importlib.import_module(module_name), attr, None)
+        if builtin is not None and name in by_name:
+            by_id.setdefault(id(builtin), name)
     for name in OPERATORS:
         by_id[id(getattr(operator, name))] = f"operator.{name}"
         by_name[f"operator.{name}"] = getattr(operator, name)
@@ -174,8 +204,11 @@ def render_call(args: list[str], attrs: dict) -> str:
     keywords = [f"{k}={source(v, args)}" for k, v in attrs.get("kwargs", {}).items()]
     if target.startswith("operator."):
         pattern = OPERATORS[target.removeprefix("operator.")]
-        if target == "operator.getitem":
-            expr = pattern.format(values[0], source(attrs["args"][1], args, index=True))
+        if target in ("operator.getitem", "operator.setitem"):
+            expr = pattern.format(values[0], source(attrs["args"][1], args, index=True),
+                                  *values[2:])
+            if target == "operator.setitem":
+                return expr  # a statement, not a value (``ops.is_statement``)
         else:
             expr = "(" + pattern.format(*values) + ")"
     elif target.startswith("Tensor."):
@@ -216,6 +249,11 @@ def check_attrs(attrs: dict) -> None:
     pick = attrs.get("pick")
     if pick is not None and (type(pick) is not int or pick < 0):
         raise ops.InvalidGraph(f"call pick {str(pick)[:40]!r} is not an index")
+    alias, mutates = attrs.get("alias"), attrs.get("mutates", ())
+    if (alias is not None and (type(alias) is not int or alias < 0)) or \
+            not isinstance(mutates, (list, tuple)) or \
+            any(type(i) is not int or i < 0 for i in mutates):
+        raise ops.InvalidGraph("a call's alias and mutates must be input positions")
 
 
 def _check_value(value: Any) -> None:
@@ -244,6 +282,8 @@ def infer_call(shapes: list[ops.Shape], dtypes: list[str], attrs: dict) -> tuple
     try:
         with torch.device("meta"):  # a factory allocates nothing while its shape is inferred
             out = call(attrs, tensors)
+        if out is None and attrs.get("target") == "operator.setitem":
+            out = tensors[0]  # a statement: the node is its target, written
     except ops.InvalidGraph:
         raise
     except Exception as err:  # the op rejects these shapes/dtypes: an invalid graph
@@ -278,5 +318,10 @@ def casts_dtype(attrs: dict) -> bool:
     return walk(attrs.get("args", ())) or walk(attrs.get("kwargs", {}))
 
 
-ops.register(ops.OpSpec("call", -1, "", category="generic", renderer=render_call,
-                        infer=infer_call, attrs=("target", "args", "kwargs", "pick")))
+# A captured float-to-integer conversion (``x.to(torch.int8)``) is unclamped: undefined out of
+# range. Which input a call shares storage with and which it writes is what capture saw it do
+# (``alias``, ``mutates``: ``user.translate``); a call that does not say is taken to alias its
+# first input, so that statement order never moves a read across a write through it.
+ops.register("call", -1, "", category="generic", renderer=render_call, infer=infer_call,
+             attrs=("target", "args", "kwargs", "pick", "alias", "mutates"), unclamped=True,
+             alias=0)

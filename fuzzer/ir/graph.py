@@ -86,9 +86,14 @@ class Graph:
                                            [i.dtype for i in ins], node.attrs)
 
     def infer(self) -> None:
-        """Re-derive every shape and dtype from the inputs; InvalidGraph if any rule fails."""
-        for node_id in self.order():
+        """Re-derive every shape and dtype from the inputs; InvalidGraph if any rule fails, or
+        if a node reads a version of a storage that a write it depends on replaced
+        (``State.check``)."""
+        for node_id in list(nx.lexicographical_topological_sort(self.g)):
             self._infer_node(node_id)
+        state = State.of(self)
+        if state is not None:
+            state.check()
 
     # ------------------------------------------------------------ reading
 
@@ -100,8 +105,13 @@ class Graph:
         return [self.node(n) for n in self.order()]
 
     def order(self) -> list[int]:
-        """Topological order, ties broken by id so that rendering is deterministic."""
-        return list(nx.lexicographical_topological_sort(self.g))
+        """Statement order: topological in the data edges and, in a program with state, in the
+        order edges too (``State.order_edges``: a read of a storage comes before the next write
+        to it); ties broken by id so that rendering is deterministic."""
+        state = State.of(self)
+        if state is None:
+            return list(nx.lexicographical_topological_sort(self.g))
+        return state.order
 
     def input_ids(self) -> list[int]:
         return [n for n in self.order() if self.node(n).is_input]
@@ -113,10 +123,14 @@ class Graph:
         return sorted(self.g.successors(node_id))
 
     def var(self, node_id: int) -> str:
-        """The Python name of a node's value: ``x3`` for activations, ``w3`` for parameters."""
+        """The Python name of a node's value: ``x3`` for activations, ``p3`` for parameters and
+        other state; a statement (``x[1:] = y``, ``x.add_(y)``) or a reread names no value of
+        its own: it is the tensor it wrote, or read again, under that tensor's name."""
         node = self.node(node_id)
         if node.is_input:
             return ("x" if node.role == "x" else "p") + str(node_id)
+        if ops.is_statement(node.op, node.attrs):
+            return self.var(node.inputs[ops.alias_of(node.op, node.attrs) or 0])
         return f"v{node_id}"
 
     def op_names(self) -> list[str]:
@@ -124,7 +138,8 @@ class Graph:
         return [self.node(n).label for n in self.op_ids()]
 
     def __len__(self) -> int:
-        return len(self.op_ids())
+        """The ops a reader reads: every node but inputs and rereads (which render as nothing)."""
+        return sum(not ops.spec(self.node(n).op).renews for n in self.op_ids())
 
     # ------------------------------------------------------------ editing
 
@@ -142,11 +157,85 @@ class Graph:
         self.outputs = [new if o == old else o for o in self.outputs]
 
     def remove_dead(self) -> None:
-        """Drop nodes no output depends on (inputs included, so dead arguments vanish too)."""
-        live = set(self.outputs)
-        for out in self.outputs:
-            live |= nx.ancestors(self.g, out)
+        """Drop nodes that neither an output nor the state the call leaves behind depends on
+        (inputs included, so dead arguments vanish too): a write to a graph input is part of
+        what the program does, and lives with everything it reads."""
+        self._settle_rereads()
+        live = set(self.outputs) | set(self.effects())
+        for node in list(live):
+            live |= nx.ancestors(self.g, node)
         self.g.remove_nodes_from([n for n in list(self.g) if n not in live])
+
+    def _settle_rereads(self) -> None:
+        """After an edit removed or replaced a write, a ``reread(view, w)`` whose ``w`` no longer
+        writes the view's storage reads again after the last write that does and that it still
+        depends on, or, with none newer than the view itself, is just the view."""
+        for node_id in self.op_ids():
+            node = self.node(node_id)
+            if not ops.spec(node.op).renews:
+                continue
+            view, after = node.inputs
+            root = self.root(view)
+            if root in self.writes(after):
+                continue
+            state = State.of(self)
+            chain = state.chains.get(root, []) if state is not None else []
+            newer = [w for w in chain if w in state.ancestors[node_id]] if chain else []
+            if newer and newer[-1] != state.version(view):
+                node.inputs = [view, newer[-1]]
+                self.g.remove_edge(after, node_id)
+                self.g.add_edge(newer[-1], node_id)
+            else:
+                self.replace_uses(node_id, view)
+                self.g.remove_node(node_id)
+
+    # ------------------------------------------------------------ state
+
+    def alias_of(self, node_id: int) -> int | None:
+        """The node whose storage ``node_id``'s value shares (a view's base, an in-place op's
+        target), or None for a value of its own."""
+        node = self.node(node_id)
+        if node.is_input:
+            return None
+        at = ops.alias_of(node.op, node.attrs)
+        return node.inputs[at] if at is not None and at < len(node.inputs) else None
+
+    def root(self, node_id: int) -> int:
+        """The node that made the storage ``node_id`` lives in."""
+        while (base := self.alias_of(node_id)) is not None:
+            node_id = base
+        return node_id
+
+    def writes(self, node_id: int) -> set[int]:
+        """The storages (their roots) ``node_id`` writes in place."""
+        node = self.node(node_id)
+        if node.is_input:
+            return set()
+        return {self.root(node.inputs[i]) for i in ops.mutates(node.op, node.attrs)
+                if i < len(node.inputs)}
+
+    def written_inputs(self) -> list[int]:
+        """Graph inputs the program writes in place (arguments, buffers): their values after the
+        call are part of what it computes, and judged."""
+        written = set().union(*(self.writes(n) for n in self.op_ids())) if len(self) else set()
+        return [n for n in self.input_ids() if n in written]
+
+    def current(self, node_id: int) -> int:
+        """``node_id`` as a node added now may read it: itself, or, where a write to its storage
+        came after it, ``reread(node_id, last write)`` (added: the old alias read again)."""
+        state = State.of(self)
+        chain = state.chains.get(state.root[node_id], []) if state is not None else []
+        if not chain or state.version(node_id) == chain[-1]:
+            return node_id
+        return self.add("reread", [node_id, chain[-1]])
+
+    def effects(self) -> list[int]:
+        """The last write to each written graph input: what keeps its writes alive."""
+        state = State.of(self)
+        if state is None:
+            return []
+        return [chain[-1] for root, chain in state.chains.items()
+                if self.node(root).is_input and chain]
 
     def relabel(self) -> dict[int, int]:
         """Canonical renaming: ids 0..n-1 in ``canonical_order``. Returns old -> new."""
@@ -189,7 +278,8 @@ class Graph:
                                 tuple(int(s) for s in raw["shape"]), str(raw["dtype"])))
                 graph._next_id = max(graph._next_id, node_id + 1)
             graph.outputs = [int(o) for o in data["outputs"]]
-            if not graph.outputs or any(o not in graph.g for o in graph.outputs):
+            if any(o not in graph.g for o in graph.outputs) or \
+                    not (graph.outputs or graph.written_inputs()):  # it returns or writes
                 raise ops.InvalidGraph("graph has no valid outputs")
             for node_id in graph.input_ids():
                 ops.torch_dtype(graph.node(node_id).dtype)
@@ -210,6 +300,103 @@ class Graph:
         canon.relabel()
         text = json.dumps(canon.to_dict(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- state: versions and order
+# A program may hold views that alias their base and writes through them. The IR stays one
+# dataflow graph by three conventions, so that one graph has one meaning whatever the order its
+# nodes were added in:
+# - a write (an in-place op, ``x[i] = v``, an ``out=``) reads its target and stands for the
+#   target after the write (``OpSpec.alias``/``mutates``); it renders as the statement itself;
+# - a read of a storage after a write to it goes through a node that depends on that write: the
+#   write itself, a view made after it, or ``reread(view, write)``, which renders as nothing
+#   (the view's own name is read again: the code reads the old alias, which is the bug class);
+# - every node therefore depends, through its data edges, on the last write to each storage it
+#   reads (its *version*), and the writes to one storage form a chain. Statement order is then
+#   derived: topological in the data edges plus one order edge from each read of a version to
+#   the write that replaces it. A node's value is what it holds right after its statement, and
+#   stays so until the next write to its storage, which no reader of it precedes.
+
+
+class State:
+    """The versions and statement order of a graph with writes (``State.of``: None without)."""
+
+    def __init__(self, graph: Graph, writers: dict[int, set[int]]) -> None:
+        self.graph = graph
+        self.ancestors = {n: nx.ancestors(graph.g, n) for n in graph.g}
+        self.root = {n: graph.root(n) for n in graph.g}
+        self.chains: dict[int, list[int]] = {}
+        for writer, roots in writers.items():
+            for root in roots:
+                self.chains.setdefault(root, []).append(writer)
+        for chain in self.chains.values():
+            chain.sort(key=lambda w: (len(self.ancestors[w]), w))
+        self._order: list[int] | None = None
+
+    @classmethod
+    def of(cls, graph: Graph) -> State | None:
+        writers = {n: graph.writes(n) for n in graph.g if not graph.node(n).is_input}
+        writers = {n: roots for n, roots in writers.items() if roots}
+        return cls(graph, writers) if writers else None
+
+    def version(self, node: int, before: bool = False) -> int | None:
+        """The last write to ``node``'s storage that ``node`` depends on (itself included unless
+        ``before``): which version of the storage its value is; None for the storage as made."""
+        chain = self.chains.get(self.root[node], [])
+        seen = self.ancestors[node] if before else self.ancestors[node] | {node}
+        found = [w for w in chain if w in seen]
+        return found[-1] if found else None
+
+    def check(self) -> None:
+        """InvalidGraph unless every storage's writes form a chain, every node reads the version
+        of each input's storage that it depends on (no read of a replaced version), every output
+        is its storage's last version, and the order edges leave no cycle."""
+        for root, chain in self.chains.items():
+            for earlier, later in zip(chain, chain[1:]):
+                if earlier not in self.ancestors[later]:
+                    raise ops.InvalidGraph(f"writes {earlier} and {later} to the storage of node "
+                                           f"{root} are not ordered by what they read")
+        for node in self.graph.g:
+            data = self.graph.node(node)
+            renews = not data.is_input and ops.spec(data.op).renews
+            for position, src in enumerate(data.inputs):
+                chain = self.chains.get(self.root[src])
+                if not chain or (renews and position == 0):  # an old alias, read again
+                    continue
+                seen = [w for w in chain if w in self.ancestors[node]]
+                if seen and self.version(src) != seen[-1]:
+                    raise ops.InvalidGraph(f"node {node} reads node {src} as it was before write "
+                                           f"{seen[-1]}, which it also depends on")
+        for out in self.graph.outputs:
+            chain = self.chains.get(self.root[out])
+            if chain and self.version(out) != chain[-1]:
+                raise ops.InvalidGraph(f"output {out} is not the last version of its storage "
+                                       f"(write {chain[-1]} comes after it)")
+        self.order  # noqa: B018 - raises InvalidGraph on a cycle
+
+    def order_edges(self) -> list[tuple[int, int]]:
+        """(reader, write): every node reading a version of a storage comes before the write
+        that replaces that version (a reader that is that write reads it itself)."""
+        edges = []
+        for node in self.graph.g:
+            for src in self.graph.node(node).inputs:
+                chain = self.chains.get(self.root[src], [])
+                version = self.version(src)
+                later = chain[chain.index(version) + 1:] if version in chain else chain
+                if later and later[0] != node and later[0] not in self.ancestors[node] | {node}:
+                    edges.append((node, later[0]))
+        return edges
+
+    @property
+    def order(self) -> list[int]:
+        if self._order is None:
+            full = self.graph.g.copy()
+            full.add_edges_from(self.order_edges())
+            try:
+                self._order = list(nx.lexicographical_topological_sort(full))
+            except nx.NetworkXUnfeasible:
+                raise ops.InvalidGraph("the program's reads and writes admit no order") from None
+        return self._order
 
 
 # ---------------------------------------------------------------- the canonical form

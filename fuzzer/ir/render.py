@@ -2,7 +2,8 @@
 
 ``render_model`` gives a standalone module defining ``model(...)``: plain torch code, one line per
 node. ``render_trace`` gives the same body returning every intermediate value; it is only ever run
-eagerly (float64 reference, eager values for the minimizer), where returning more changes nothing.
+eagerly (float64 reference, eager values for the minimizer), where returning more changes nothing;
+``render_nudged_trace`` the same with eager's rounding noise added back (the evidence rule).
 ``expression`` writes one node as a single nested expression of the inputs, for titles.
 """
 
@@ -15,19 +16,55 @@ from collections.abc import Callable
 import networkx as nx
 
 from fuzzer.ir import ops
-from fuzzer.ir.graph import Graph
+from fuzzer.ir.graph import Graph, State
 
 HEADER = "import torch\nimport torch.nn.functional as F\n"
 
 
-def _body(graph: Graph) -> list[str]:
-    lines = []
+def _lines(graph: Graph) -> list[tuple[int, str | None]]:
+    """(node, its line) in statement order; a reread has no line (None): it reads an existing
+    name again."""
+    lines: list[tuple[int, str | None]] = []
     for node_id in graph.op_ids():
         node = graph.node(node_id)
-        args = [graph.var(i) for i in node.inputs]
-        expr = ops.spec(node.op).render(args, node.attrs)
-        lines.append(f"    {graph.var(node_id)} = {expr}")
+        spec = ops.spec(node.op)
+        text = spec.render([graph.var(i) for i in node.inputs], node.attrs)
+        if ops.is_statement(node.op, node.attrs):
+            lines.append((node_id, f"    {text}" if text else None))
+        else:
+            lines.append((node_id, f"    {graph.var(node_id)} = {text}"))
     return lines
+
+
+def _body(graph: Graph) -> list[str]:
+    return [line for _, line in _lines(graph) if line is not None]
+
+
+def _trace_body(graph: Graph, after: Callable[[int], list[str]] | None = None) -> list[str]:
+    """The body with, for a program with state, each value recorded right after its statement
+    (``_v[n] = v.clone()``: a later write to its storage must not change what it was), and
+    ``after(node)``'s lines after each node's own."""
+    stateful = State.of(graph) is not None
+    lines = ["    _v = {}"] if stateful else []
+    if stateful:
+        lines += [f"    _v[{n}] = {graph.var(n)}.clone()" for n in graph.input_ids()]
+    for node_id, line in _lines(graph):
+        if line is not None:
+            lines.append(line)
+        lines += after(node_id) if after is not None else []
+        if stateful:
+            lines.append(f"    _v[{node_id}] = {graph.var(node_id)}.clone()")
+    return lines
+
+
+def _trace_values(graph: Graph) -> str:
+    """The trace's result: every node's value (as recorded, for a program with state) and the
+    final value of each written graph input under ``("final", n)``."""
+    stateful = State.of(graph) is not None
+    finals = ", ".join(f"('final', {n}): {graph.var(n)}" for n in graph.written_inputs())
+    if stateful:
+        return f"{{**_v, {finals}}}" if finals else "_v"
+    return "{" + ", ".join(f"{n}: {graph.var(n)}" for n in graph.order()) + "}"
 
 
 def _signature(graph: Graph, name: str) -> str:
@@ -37,7 +74,7 @@ def _signature(graph: Graph, name: str) -> str:
 def render_function(graph: Graph, name: str = "model") -> str:
     """The model as a function returning a tuple of the graph's outputs."""
     outs = ", ".join(graph.var(o) for o in graph.outputs)
-    trailing = "," if len(graph.outputs) == 1 else ""
+    trailing = "," if len(graph.outputs) == 1 else ""  # none: ``return ()``
     return "\n".join([_signature(graph, name), *_body(graph), f"    return ({outs}{trailing})"])
 
 
@@ -46,13 +83,34 @@ def render_model(graph: Graph) -> str:
 
 
 def render_trace_function(graph: Graph) -> str:
-    """Same body as ``render_function``, returning {node id: value} for every node."""
-    values = ", ".join(f"{n}: {graph.var(n)}" for n in graph.order())
-    return "\n".join([_signature(graph, "trace"), *_body(graph), f"    return {{{values}}}"])
+    """Same body as ``render_function``, returning {node id: value} for every node (and the
+    final values of the inputs it writes: ``_trace_values``)."""
+    return "\n".join([_signature(graph, "trace"), *_trace_body(graph),
+                      f"    return {_trace_values(graph)}"])
 
 
 def render_trace(graph: Graph) -> str:
     return f"{HEADER}\n\n{render_trace_function(graph)}\n"
+
+
+def render_nudged_trace_function(graph: Graph) -> str:
+    """The trace with every value eager rounds nudged in place after its line: ``nudged_trace(k,
+    *inputs)`` calls ``nudge_(value, dtype, k, node)`` (``judge.rules``, in the caller's scope)
+    on each float node whose op is not exact (``OpSpec.exact``), with the dtype eager computes
+    it in. Run in float64, it shows whether a discrete code survives eager's own noise."""
+    def nudge(node_id: int) -> list[str]:
+        node = graph.node(node_id)
+        if node.dtype in ops.FLOAT_DTYPES and not ops.spec(node.op).exact:
+            return [f"    nudge_({graph.var(node_id)}, torch.{node.dtype}, _k, {node_id})"]
+        return []
+
+    args = ", ".join(["_k", *(graph.var(i) for i in graph.input_ids())])
+    return "\n".join([f"def nudged_trace({args}):", *_trace_body(graph, nudge),
+                      f"    return {_trace_values(graph)}"])
+
+
+def render_nudged_trace(graph: Graph) -> str:
+    return f"{HEADER}\n\n{render_nudged_trace_function(graph)}\n"
 
 
 def expression(graph: Graph, node: int, names: dict[int, str] | None = None,
@@ -122,8 +180,9 @@ def _matching(text: str, opening: int) -> int:
 _counter = 0
 
 
-def load(source: str, name: str) -> Callable:
-    """Execute rendered source and return the function ``name`` it defines.
+def load(source: str, name: str, scope: dict | None = None) -> Callable:
+    """Execute rendered source and return the function ``name`` it defines; ``scope`` names
+    what the source calls without importing it (``nudge_`` for a nudged trace).
 
     The text is registered with linecache so tracebacks (and Dynamo's messages) show the real lines.
     """
@@ -131,6 +190,6 @@ def load(source: str, name: str) -> Callable:
     _counter += 1
     filename = f"<numfuzz-{name}-{_counter}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict = {}
+    namespace: dict = dict(scope or {})
     exec(compile(source, filename, "exec"), namespace)
     return namespace[name]

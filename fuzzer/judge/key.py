@@ -7,8 +7,9 @@ compare ``DivergenceKey``s. A key is plain data (it is serialised into repro fil
 shrinks into a weak one); for value divergences the output node (node ids survive minimization,
 output positions do not), or for a gradient (``--training``) the input node it is taken for;
 for crashes and timeouts the exception type and the innermost frames
-inside torch where it was raised. ``moved`` is the one way the key's output node changes: the
-same divergence wanted on an earlier node made the output (the shrinker's
+inside torch where it was raised; for the state a program leaves behind (it writes its inputs),
+the input node whose value after the call diverged. ``moved`` is the one way the key's output
+node changes: the same divergence wanted on an earlier node made the output (the shrinker's
 ``output_earlier_node``).
 """
 
@@ -20,7 +21,8 @@ from fuzzer.ir.ops import FLOAT_DTYPES
 from fuzzer.judge.kinds import FLIPS, RAISED, Kind
 from fuzzer.judge.oracle import OutputVerdict, Verdict
 
-FLOAT_KINDS = (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.ACCURACY)  # judged on float outputs
+FLOAT_KINDS = (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.ACCURACY,  # judged on float outputs
+               Kind.SIGNED_ZERO)
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class DivergenceKey:
     error: str = ""
     frames: tuple[str, ...] = ()
     gradient: bool = False  # node is the input whose gradient diverged, not an output node
+    state: bool = False  # node is the input whose value after the call diverged
 
     @classmethod
     def of(cls, verdict: Verdict) -> DivergenceKey:
@@ -40,7 +43,8 @@ class DivergenceKey:
 
     @classmethod
     def of_output(cls, out: OutputVerdict) -> DivergenceKey:
-        return cls(out.kind, out.node, gradient="gradient_of" in out.details)
+        return cls(out.kind, out.node, gradient=out.details.gradient_of is not None,
+                   state=out.details.state_of is not None)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "kind": str(self.kind), "frames": list(self.frames)}

@@ -18,12 +18,13 @@ between two runs of one side is never part of a finding.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import torch
 
 from fuzzer.judge import rules
+from fuzzer.judge.details import Agrees, Details, Distance, Element, given
 from fuzzer.judge.kinds import FLIPS, RAISED, RANK, SEVERITY, Kind
 
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "bfloat16": 1e-2, "float16": 1e-2}
@@ -32,16 +33,25 @@ MAX_ELEMENTS = 8  # differing elements recorded per output
 
 @dataclass
 class OutputVerdict:
-    """What one output did. ``node`` is the graph node it reads, which survives minimization."""
+    """What one output did. ``node`` is the graph node it reads, which survives minimization;
+    ``details`` what the judge recorded (plain data is read by ``Details.from_dict``, checked)."""
 
     output: int
     node: int
     kind: Kind
     dtype: str
-    details: dict = field(default_factory=dict)
+    details: Details = field(default_factory=Details)
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)  # ValueError on a kind numfuzz does not know
+        if isinstance(self.details, dict):
+            self.details = Details.from_dict(self.details)
+        elif not isinstance(self.details, Details):
+            raise TypeError("malformed output verdict: details must be a dict")
+
+    def to_dict(self) -> dict:
+        return {"output": self.output, "node": self.node, "kind": str(self.kind),
+                "dtype": self.dtype, "details": self.details.to_dict()}
 
 
 @dataclass
@@ -58,6 +68,9 @@ class Verdict:
     frames: list[str] = field(default_factory=list)  # a crash: where in torch (rules.torch_frames)
     score: float = 0.0  # regression_score, the worst output's: what guided search climbs
     sdpa: list[str] = field(default_factory=list)  # the attention backends eager ran (flags)
+    # Graph values Inductor's freezing made constants (frozen parameters, values folded from
+    # them) while compiling this case; None where not measured (no freezing, or this torch).
+    frozen: int | None = None
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)  # ValueError on a kind numfuzz does not know
@@ -70,7 +83,7 @@ class Verdict:
     def evidence(self) -> str:
         """strong, weak or none for a discrete flip (``rules``); empty for other kinds."""
         out = self.diverging
-        return str(out.details.get("evidence", "")) if out is not None else ""
+        return given(out.details.evidence, "") if out is not None else ""
 
     @property
     def diverging(self) -> OutputVerdict | None:
@@ -80,12 +93,11 @@ class Verdict:
         return self.outputs[self.output]
 
     def to_dict(self) -> dict:
-        """Plain data (kinds as their strings): what case files, pipes and JSON carry."""
-        data = asdict(self)
-        data["kind"] = str(self.kind)
-        for out in data["outputs"]:
-            out["kind"] = str(out["kind"])
-        return data
+        """Plain data (kinds as their strings, details as ``Details.to_dict``): what case files,
+        pipes and JSON carry."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**data, "kind": str(self.kind), "outputs": [o.to_dict() for o in self.outputs],
+                "frames": list(self.frames), "sdpa": list(self.sdpa)}
 
     @classmethod
     def from_dict(cls, data: dict) -> Verdict:
@@ -97,7 +109,7 @@ class Verdict:
         verdict = cls(**{**data, "outputs": outputs})
         if not isinstance(verdict.score, (int, float)):
             raise TypeError("verdict score must be a number")
-        for name in ("output", "node", "draw"):
+        for name in ("output", "node", "draw", "frozen"):
             if not isinstance(getattr(verdict, name), (int, type(None))):
                 raise TypeError(f"verdict {name} must be an integer")
         for name in ("frames", "sdpa"):
@@ -110,89 +122,75 @@ class Verdict:
         return verdict
 
     def summary(self) -> str:
-        if self.kind in (*RAISED, Kind.WORKER_KILL, Kind.SKIP):
-            return f"{self.kind}: {self.message}"
+        if self.kind in (*RAISED, Kind.WORKER_KILL, Kind.SKIP, Kind.EXPECTED):
+            return f"{self.kind}: {self.message}"  # expected: the divergence, and what undid it
         if self.output is None:
             return self.kind
         out = self.diverging
         if out is None:
             return f"{self.kind} in output {self.output}"
-        try:
-            return self._details_summary(out)
-        except (KeyError, TypeError):  # details from a file that does not hold them all
-            return f"{self.kind} in {self.place} ({out.dtype})"
+        text = self._details_summary(out)
+        if text is None:  # details from a file that does not hold them all
+            text = f"{self.kind} in {self.place} ({out.dtype})"
+        judged_by = out.details.judged_by
+        return f"{text} [judged by {judged_by}]" if judged_by is not None else text
 
     @property
     def place(self) -> str:
-        """Where it diverged: ``output 2``, or ``the gradient of input node 0`` (training)."""
-        out = self.diverging
-        if out is not None and isinstance(out.details.get("gradient_of"), int):
-            return f"the gradient of input node {out.details['gradient_of']}"
+        """Where it diverged: ``output 2``, ``the gradient of input node 0`` (training) or ``the
+        state of input node 3 after the call`` (a program that writes its inputs)."""
+        d = self.diverging.details if self.diverging is not None else Details()
+        if d.gradient_of is not None:
+            return f"the gradient of input node {d.gradient_of}"
+        if d.state_of is not None:
+            return f"the state of input node {d.state_of} after the call"
+        if d.of_output is not None:
+            return f"output {d.of_output}"
         return f"output {self.output}"
 
-    def _details_summary(self, out: OutputVerdict) -> str:
+    def _details_summary(self, out: OutputVerdict) -> str | None:
+        """The summary from ``out``'s details; None where they lack a field it needs."""
         d = out.details
-        if self.kind in FLIPS or (self.kind == Kind.BENIGN and "fp64_agrees" in d):
-            strong = f" ({d['strong']} strong evidence)" \
-                if self.kind == Kind.INT_FLIP and isinstance(d.get("strong"), int) else ""
-            return (f"{self.kind} ({d.get('evidence', '?')} evidence) in {self.place} "
-                    f"({out.dtype}): {d['count']}/{d['total']} "
-                    f"elements differ{strong}, max |diff| {d['max_abs_diff']}, "
-                    f"float64 sides with eager on {d['fp64_agrees']['eager']}, with compiled on "
-                    f"{d['fp64_agrees']['compiled']}" + _distance(d) + _parity(self.kind, d))
+        if self.kind in FLIPS or (self.kind == Kind.BENIGN and d.fp64_agrees is not None):
+            agrees = d.fp64_agrees or Agrees()
+            if None in (d.count, d.total, d.max_abs_diff, agrees.eager, agrees.compiled):
+                return None
+            strong = f" ({d.strong} strong evidence)" \
+                if self.kind == Kind.INT_FLIP and d.strong is not None else ""
+            return (f"{self.kind} ({given(d.evidence, '?')} evidence) in {self.place} "
+                    f"({out.dtype}): {d.count}/{d.total} "
+                    f"elements differ{strong}, max |diff| {d.max_abs_diff}, "
+                    f"float64 sides with eager on {agrees.eager}, with compiled on "
+                    f"{agrees.compiled}" + _distance(d) + _parity(self.kind, d))
         if self.kind in (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.BENIGN,
                          Kind.EAGER_NONFINITE):
-            return f"{self.kind} in {self.place} ({out.dtype}): {d['count']} elements"
-        return f"{self.kind} in {self.place} ({out.dtype}): {d.get('reason', '')}"
+            if d.count is None:
+                return None
+            return f"{self.kind} in {self.place} ({out.dtype}): {d.count} elements"
+        return f"{self.kind} in {self.place} ({out.dtype}): {given(d.reason, '')}"
 
 
 def _checked_output(data: Any) -> dict:
+    """An output verdict's fields, TypeError unless they have its types (its details are
+    checked by ``Details.from_dict`` as the output verdict is built)."""
     if not isinstance(data, dict):
         raise TypeError("an output verdict must be a dict")
     if not isinstance(data.get("output"), int) or not isinstance(data.get("node"), int) \
             or not isinstance(data.get("dtype"), str) \
             or not isinstance(data.get("details", {}), dict):
         raise TypeError("malformed output verdict")
-    _check_details(data.get("details", {}))
     return data
 
 
-NUMBERS = ("count", "total", "regressing", "benign", "strong", "max_abs_diff", "min_ulps",
-           "max_ulps", "rmse_eager", "rmse_compiled", "unstable", "gradient_of")
-ELEMENT_NUMBERS = ("eager", "compiled", "fp64", "ulps", "eager_noise_ulps", "head_input_fp64")
-
-
-def _check_details(details: dict) -> None:
-    """TypeError unless the fields the summaries, tables and drafts print hold what the judge
-    writes there: numbers (or None), text, elements with integer indices. Other fields are
-    kept as they are: nothing formats them."""
-    def number(value: Any) -> bool:
-        return value is None or isinstance(value, (int, float))
-
-    if not all(number(details[k]) for k in NUMBERS if k in details) \
-            or not all(isinstance(details[k], str) for k in ("reason", "evidence")
-                       if k in details):
-        raise TypeError("malformed verdict details")
-    agrees = details.get("fp64_agrees", {})
-    if not isinstance(agrees, dict) or not all(isinstance(v, int) for v in agrees.values()):
-        raise TypeError("malformed verdict details: fp64_agrees")
-    elements = details.get("elements", [])
-    if not isinstance(elements, list) or not all(
-            isinstance(e, dict) and isinstance(e.get("index"), list)
-            and all(isinstance(i, int) for i in e["index"])
-            and all(number(e[k]) for k in ELEMENT_NUMBERS if k in e) for e in elements):
-        raise TypeError("malformed verdict details: elements")
-
-
-def _parity(kind: str, details: dict) -> str:
+def _parity(kind: str, details: Details) -> str:
     if kind != Kind.PARITY:
         return ""
-    return (f"; against eager: {details.get('regressing', '?')} regress, "
-            f"{details.get('benign', '?')} are at least as close to float64")
+    return (f"; against eager: {given(details.regressing, '?')} regress, "
+            f"{given(details.benign, '?')} are at least as close to float64")
 
 
-def _distance(details: dict) -> str:
-    low, high = details.get("min_ulps"), details.get("max_ulps")
+def _distance(details: Details) -> str:
+    low, high = details.min_ulps, details.max_ulps
     if high is None:
         return ""
     span = ulps_text(low) if low == high else f"{ulps_text(low)} to {ulps_text(high)}"
@@ -210,8 +208,8 @@ def severity_key(v: Verdict) -> tuple[int, int]:
     the number of strong elements, most first."""
     order = RANK.index(v.kind) if v.kind in RANK else len(RANK) + (v.kind == Kind.SKIP)
     out = v.diverging
-    strong = out.details.get("strong", 0) if out is not None else 0
-    return order, -strong if isinstance(strong, int) else 0  # details may come from a file
+    strong = out.details.strong if out is not None else None
+    return order, -given(strong, 0)
 
 
 def most_severe(verdicts: list[Verdict]) -> Verdict:
@@ -286,12 +284,18 @@ def steadied(eager: list[torch.Tensor], compiled: list[torch.Tensor],
     return result
 
 
+def note_parity(verdict: Verdict, why: str) -> None:
+    """Say on each output that it was judged by eager parity, and why (no float64 reference)."""
+    for out in verdict.outputs:
+        out.details.judged_by = why
+
+
 def note_unstable(verdict: Verdict, unstable: list[torch.Tensor | None]) -> None:
     """Record on each output how many of its elements varied run to run (left out of judging)."""
     for out in verdict.outputs:
         mask = unstable[out.output] if out.output < len(unstable) else None
         if mask is not None:
-            out.details["unstable"] = int(mask.sum())
+            out.details.unstable = int(mask.sum())
 
 
 def _index(flat: int, shape: torch.Size) -> list[int]:
@@ -317,52 +321,57 @@ class Head:
 
 def judge_discrete(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
                    head: Head | None, undefined: torch.Tensor | None = None,
-                   ordinal: bool = True, parity: bool = False) -> tuple[str, dict]:
+                   ordinal: bool = True, parity: bool = False,
+                   stable: torch.Tensor | None = None) -> tuple[str, Details]:
     """int-flip, weak-flip, benign, parity or ok by ``rules``; the differing elements for the
-    record, regressing ones first. Elements in ``undefined`` are not compared."""
+    record, regressing ones first. Elements in ``undefined`` are not compared; ``stable``
+    (``rules.stable_codes``) says where float64's code survives input noise."""
     strong = head.strong if head is not None else None
-    kind = rules.output_kind(eager, compiled, ref, 0.0, undefined, ordinal, strong, parity)
+    kind = rules.output_kind(eager, compiled, ref, 0.0, undefined, ordinal, strong, parity,
+                             stable)
     differ = rules.discrete_mismatches(eager, compiled, undefined)
     count = int(differ.sum())
     if count == 0:
         skipped = int((undefined & (eager != compiled)).sum()) if undefined is not None else 0
-        return kind, {"reason": f"{skipped} differ only where the value is undefined"} \
-            if skipped else {}
+        return kind, Details(reason=f"{skipped} differ only where the value is undefined") \
+            if skipped else Details()
     regress = rules.discrete_regressions(eager, compiled, ref, undefined, ordinal)
-    kept = rules.strong_regressions(eager, compiled, ref, regress, strong, ordinal)
+    kept = rules.strong_regressions(eager, compiled, ref, regress, strong, ordinal, stable)
     order = torch.argsort((~regress).reshape(-1).int() * 2 + (~kept).reshape(-1).int(),
                           stable=True)
     flat = order[differ.reshape(-1)[order]]
     e, c, r = (t.reshape(-1)[flat] for t in (eager, compiled, ref.to(eager.dtype)))
-    details: dict[str, Any] = {
-        "count": count,
-        "total": eager.numel(),
-        "regressing": int(regress.sum()),
-        "benign": count - int(regress.sum()),
-        "strong": int(kept.sum()),
-        "max_abs_diff": int((e.long() - c.long()).abs().max()),
-        "fp64_agrees": {"eager": int((r == e).sum()), "compiled": int((r == c).sum()),
-                        "neither": int(((r != e) & (r != c)).sum())},
-        "evidence": "strong" if kind == "int-flip" else "weak" if bool(regress.any()) else "none",
-    }
+    details = Details(
+        count=count,
+        total=eager.numel(),
+        regressing=int(regress.sum()),
+        benign=count - int(regress.sum()),
+        strong=int(kept.sum()),
+        max_abs_diff=int((e.long() - c.long()).abs().max()),
+        fp64_agrees=Agrees(eager=int((r == e).sum()), compiled=int((r == c).sum()),
+                           neither=int(((r != e) & (r != c)).sum())),
+        evidence="strong" if kind == "int-flip" else "weak" if bool(regress.any()) else "none",
+    )
+    if stable is not None:  # regressing elements whose float64 code moved under input noise
+        details.chaotic = int((regress & ~stable.to(regress.device)).sum())
     u = head.ulps.reshape(-1)[flat] if head is not None else None
     if u is not None:
-        details["min_ulps"] = _ulps_value(u.min())
-        details["max_ulps"] = _ulps_value(u.max())
-    elements = []
+        details.min_ulps = _ulps_value(u.min())
+        details.max_ulps = _ulps_value(u.max())
     for j in range(min(len(flat), MAX_ELEMENTS)):
         i = int(flat[j])
-        element = {"index": _index(i, eager.shape), "eager": _scalar(e[j]),
-                   "compiled": _scalar(c[j]), "fp64": _scalar(r[j]),
-                   "regresses": bool(regress.reshape(-1)[i]), "strong": bool(kept.reshape(-1)[i])}
+        element = Element(_index(i, eager.shape), _scalar(e[j]), _scalar(c[j]), _scalar(r[j]),
+                          regresses=bool(regress.reshape(-1)[i]),
+                          strong=bool(kept.reshape(-1)[i]))
+        if stable is not None:
+            element.stable = bool(stable.reshape(-1)[i])
         if head is not None:
-            element["ulps"] = _ulps_value(u[j])
-            element["eager_noise_ulps"] = _ulps_value(head.eager_ulps.reshape(-1)[i])
-            element["head_input_fp64"] = _float_value(head.x.reshape(-1)[i])
-        elements.append(element)
-    details["elements"] = elements
+            element.distance = Distance(_ulps_value(u[j]),
+                                        _ulps_value(head.eager_ulps.reshape(-1)[i]),
+                                        _float_value(head.x.reshape(-1)[i]))
+        details.elements.append(element)
     if kind == "benign":
-        details["reason"] = "compiled is at least as close to float64 as eager on every element"
+        details.reason = "compiled is at least as close to float64 as eager on every element"
     return kind, details
 
 
@@ -379,46 +388,52 @@ def _float_value(x: torch.Tensor) -> float | None:
 
 
 def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
-                dtype: str) -> tuple[str, dict]:
+                dtype: str, signs: bool = False) -> tuple[str, Details]:
+    """nonfinite, hidden-nonfinite, accuracy, signed-zero (``signs``: the program defines the
+    sign of this output's zeros), benign or ok by ``rules``; the elements for the record."""
     tol = TOLERANCE.get(dtype, 1e-4)
-    kind = rules.output_kind(eager, compiled, ref, tol)
+    kind = rules.output_kind(eager, compiled, ref, tol, signs=signs)
     masks = {"nonfinite": rules.nonfinite_in_compiled, "hidden-nonfinite": rules.nonfinite_hidden,
-             "benign": rules.nonfinite_benign}
+             "benign": rules.nonfinite_benign, "signed-zero": rules.zero_sign_regressions}
     if kind in masks:
         mask = masks[kind](eager, compiled, ref)
         flat = mask.reshape(-1).nonzero().reshape(-1)[:MAX_ELEMENTS]
-        elements = [{"index": _index(int(i), eager.shape),
-                     "eager": float(eager.reshape(-1)[i]),
-                     "compiled": float(compiled.reshape(-1)[i]),
-                     "fp64": float(ref.reshape(-1)[i])} for i in flat]
-        return kind, {"count": int(mask.sum()), "total": eager.numel(), "elements": elements}
+        elements = [Element(_index(int(i), eager.shape), float(eager.reshape(-1)[i]),
+                            float(compiled.reshape(-1)[i]), float(ref.reshape(-1)[i]))
+                    for i in flat]
+        return kind, Details(count=int(mask.sum()), total=eager.numel(), elements=elements)
     if kind == "ok":
-        return "ok", {}
+        return "ok", Details()
     both = torch.isfinite(eager) & torch.isfinite(compiled) & torch.isfinite(ref)
     e, c, r = eager[both].double(), compiled[both].double(), ref[both]
     rmse = lambda a, b: float(torch.sqrt(torch.mean((a - b) ** 2))) if a.numel() else 0.0  # noqa: E731
-    return "accuracy", {
-        "reason": f"fails torch._dynamo.utils.same(tol={tol}) against the float64 reference",
-        "max_abs_diff": float((e - c).abs().max()) if e.numel() else 0.0,
-        "rmse_eager": rmse(e, r), "rmse_compiled": rmse(c, r),
-    }
+    return "accuracy", Details(
+        reason=f"fails torch._dynamo.utils.same(tol={tol}) against the float64 reference",
+        max_abs_diff=float((e - c).abs().max()) if e.numel() else 0.0,
+        rmse_eager=rmse(e, r), rmse_compiled=rmse(c, r),
+    )
 
 
 def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[torch.Tensor],
           heads: list[Head | None], nodes: list[int],
           undefined: list[torch.Tensor | None] | None = None,
-          ordinal: list[bool] | None = None, policy: str = "float64") -> Verdict:
+          ordinal: list[bool] | None = None, policy: str = "float64",
+          stable: list[torch.Tensor | None] | None = None,
+          signs: list[bool] | None = None) -> Verdict:
     """Classify each output; the case verdict is the most severe one (a finding if any).
-    ``policy`` is one of ``POLICIES``."""
+    ``policy`` is one of ``POLICIES``; ``stable`` per output as ``judge_discrete`` takes it,
+    ``signs`` as ``judge_float`` does."""
     if len(compiled) != len(eager):
         return Verdict(Kind.META, message=f"compiled returned {len(compiled)} outputs, "
                                        f"eager {len(eager)}")
     outputs, scores = [], []
     undefined = undefined or [None] * len(eager)
     ordinal = ordinal or [True] * len(eager)
+    stable = stable or [None] * len(eager)
+    signs = signs or [False] * len(eager)
     for i, (e, c, r, head, node) in enumerate(zip(eager, compiled, ref, heads, nodes)):
         out, score = judge_output(i, node, e, c, r, head, undefined[i], ordinal[i],
-                                  policy == "parity")
+                                  policy == "parity", stable[i], signs[i])
         outputs.append(out)
         scores.append(score)
     return _ranked(outputs, scores)
@@ -426,18 +441,20 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
 
 def judge_output(i: int, node: int, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor,
                  head: Head | None = None, undefined: torch.Tensor | None = None,
-                 ordinal: bool = True, parity: bool = False) -> tuple[OutputVerdict, float]:
+                 ordinal: bool = True, parity: bool = False,
+                 stable: torch.Tensor | None = None,
+                 signs: bool = False) -> tuple[OutputVerdict, float]:
     """One output's verdict (output ``i``, read from ``node``) and its ``regression_score``."""
     dtype = str(e.dtype).removeprefix("torch.")
     if c.shape != e.shape or c.dtype != e.dtype:
-        return OutputVerdict(i, node, Kind.META, dtype, {
-            "reason": f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
-                      f"{e.dtype}"}), 0.0
+        return OutputVerdict(i, node, Kind.META, dtype, Details(
+            reason=f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
+                   f"{e.dtype}")), 0.0
     c = c.to(e.device)
     if e.is_floating_point():
-        kind, details = judge_float(e, c, r, dtype)
+        kind, details = judge_float(e, c, r, dtype, signs)
     else:
-        kind, details = judge_discrete(e, c, r, head, undefined, ordinal, parity)
+        kind, details = judge_discrete(e, c, r, head, undefined, ordinal, parity, stable)
     return OutputVerdict(i, node, kind, dtype, details), \
         regression_score(e, c, r, dtype, undefined, ordinal)
 
@@ -446,15 +463,29 @@ def with_gradients(verdict: Verdict, eager: list[torch.Tensor], compiled: list[t
                    ref: list[torch.Tensor], inputs: list[int]) -> Verdict:
     """``verdict`` with a training run's gradients judged as further outputs (float tensors:
     the float rules); ``inputs`` names the input node of each gradient
-    (``details["gradient_of"]``)."""
+    (``details.gradient_of``)."""
     if not verdict.outputs:
         return verdict  # eager and compiled disagree on the outputs' number: nothing to add to
     outputs, scores = list(verdict.outputs), [verdict.score]
     for e, c, r, node in zip(eager, compiled, ref, inputs):
         out, score = judge_output(len(outputs), node, e, c, r)
-        out.details["gradient_of"] = node
+        out.details.gradient_of = node
         outputs.append(out)
         scores.append(score)
+    return _ranked(outputs, scores)
+
+
+def with_aliasing(verdict: Verdict, problems: list[tuple[int, str, Details]]) -> Verdict:
+    """``verdict`` with what the call did to storage judged too: each problem (an output whose
+    storage sharing with the inputs differs from eager's, an input compiled changed that the
+    program never writes) is one more output verdict of kind ``aliasing``, ranked with the
+    rest. ``problems`` are (node, dtype, details)."""
+    if not problems or not verdict.outputs:
+        return verdict
+    outputs, scores = list(verdict.outputs), [verdict.score]
+    for node, dtype, details in problems:
+        outputs.append(OutputVerdict(len(outputs), node, Kind.ALIASING, dtype, details))
+        scores.append(SCORE_CAP)
     return _ranked(outputs, scores)
 
 

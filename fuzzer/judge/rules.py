@@ -18,15 +18,30 @@ The maintainers' rule is "compiled no worse than eager against float64". Per out
   rounding could have put it on either side, and the flip is ``weak-flip``. With no head known
   (a user's model judged on its outputs alone) an ordinal code more than one step from both
   eager's and float64's is strong. (With a head known, steps prove nothing: a fine int8 scale
-  puts many codes inside one ulp of noise.)
+  puts many codes inside one ulp of noise.) Either way an element is strong only where
+  float64's own code is *stable*: the same in ``NUDGES`` float64 runs in which every value
+  eager rounds (each float node but the exact ones: views, selections, steps) is moved by the
+  size of that rounding, anywhere up or down per element (``nudge_``): the noise eager makes
+  upstream of the head. A chaotic head (the remainder of a value amplified a million times,
+  then its exponent) moves float64's code by several steps under that noise: eager's rounding
+  alone could land anywhere there, so no flip of it is evidence;
   ``int-flip`` needs one strong element. Under the eager-parity policy (``--policy parity``:
   eager's rounding is the spec) every other discrete mismatch is a ``parity`` finding, its
   elements still classed as regressing or benign;
+- index outputs (argmax, sort's and topk's indices, max_pool2d's): judged by the value each
+  index picks from the op's input in float64, never as raw indices (``selection_codes``): the
+  code is that value's rank, so equal values picked by different indices are the same code (a
+  tie, an unstable sort) unless a stable sort defines their order; compiled *regresses* where
+  its pick ranks further from float64's pick than eager's does, and the regression is strong
+  where the value it picks is farther from float64's pick than ``STRONG_MARGIN`` times eager's
+  noise at the input (``selection_evidence``);
 - floats: ``nonfinite`` where compiled is inf/NaN and eager and float64 are finite;
   ``hidden-nonfinite`` where eager and float64 are non-finite and compiled is finite; elements
   where compiled is closer (eager overflowed, float64 finite, compiled finite; or compiled is the
   very non-finite float64 has) are benign and left out of PyTorch's ``same`` test, which decides
-  ``accuracy`` on the rest.
+  ``accuracy`` on the rest; ``signed-zero`` where compiled gives a zero the other sign than eager
+  and float64's exact zero, in an output whose zeros' sign the program defines
+  (``zero_sign_regressions``: a tolerance cannot see it, ``1 / x`` then gives -inf for inf).
 
 The margins come from data (bench/RESULTS.md §9): in a 300-case CPU campaign eager's own error
 at a head's input was 2 to 50 ulps at the 99th percentile of a tensor for most half-precision
@@ -47,10 +62,12 @@ NOISE_QUANTILE = 0.99
 
 
 def float64_run(fn, inputs):
-    """The float64 reference: ``fn`` on its inputs with every float widened to float64, run with
-    float64 as the default dtype, so that values an integer tensor promotes to (``n * 0.5``,
-    ``torch.true_divide``, a ``linspace``) are float64 too rather than float32."""
-    wide = [t.double() if t.is_floating_point() else t for t in inputs]
+    """The float64 reference: ``fn`` on its inputs with every float widened to float64 (copies,
+    even of a float64 or an integer input: nothing ``fn`` does in place reaches the caller's
+    tensors), run with float64 as the default dtype, so that values an integer tensor promotes
+    to (``n * 0.5``, ``torch.true_divide``, a ``linspace``) are float64 too, not float32."""
+    wide = [t.to(torch.float64, copy=True) if t.is_floating_point() else fresh(t)
+            for t in inputs]
     saved = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
@@ -59,19 +76,113 @@ def float64_run(fn, inputs):
         torch.set_default_dtype(saved)
 
 
-def forward_backward(fn, inputs):
-    """What a training run is judged on: ``fn``'s outputs, then the gradient of the sum of its
-    float outputs with respect to each float input in order (weights are inputs too; zeros
-    where an input does not reach them). The inputs keep their layouts (``detach`` is a view)."""
-    leaves = [t.detach().requires_grad_(t.is_floating_point()) for t in inputs]
+def fresh(t, device=None):
+    """An exact copy of ``t`` with its layout, on ``device`` (default: its own): the same strides
+    and storage offset over a copy of its whole storage. A program that writes its inputs gets
+    new ones on every run (eager twice, compiled twice, float64), and a transposed, strided,
+    expanded or offset input stays one, on a GPU too (``.to(device)`` would make it contiguous)."""
+    t = t.detach()
+    device = t.device if device is None else torch.device(device)
+    whole = torch.empty(0, dtype=t.dtype, device=t.device)
+    whole.set_(t.untyped_storage(), 0, (t.untyped_storage().nbytes() // t.element_size(),), (1,))
+    whole = whole.to(device, copy=True)
+    copy = torch.empty(0, dtype=t.dtype, device=device)
+    copy.set_(whole.untyped_storage(), t.storage_offset(), t.shape, t.stride())
+    return copy
+
+
+class Module(torch.nn.Module):
+    """A program whose inputs marked ``param`` or ``buffer`` (``kinds``, one per input; ``x``
+    for an argument) are a module's parameters and buffers: ``forward`` takes the arguments and
+    calls the program with them and its state in input order. Parameters compiled as module
+    attributes are what freezing folds into constants."""
+
+    def __init__(self, fn, kinds, state):
+        super().__init__()
+        self.fn, self.kinds = fn, list(kinds)
+        values = iter(state)
+        for i, kind in enumerate(self.kinds):
+            if kind == "param":
+                setattr(self, f"s{i}", torch.nn.Parameter(next(values), requires_grad=False))
+            elif kind == "buffer":
+                self.register_buffer(f"s{i}", next(values))
+
+    def forward(self, *args):
+        it = iter(args)
+        return self.fn(*[next(it) if kind == "x" else getattr(self, f"s{i}")
+                         for i, kind in enumerate(self.kinds)])
+
+
+def module_program(fn, kinds, written=(), compile=None):
+    """``fn`` as a ``Module`` (``kinds``: per input ``x``, ``param`` or ``buffer``), run as a
+    program over every input: built on the first call from its state inputs (their layouts
+    kept) and compiled then by ``compile`` if given; before each call the state inputs are
+    copied into its parameters and buffers (each run starts from the values given); it runs
+    under ``no_grad`` (an inference, which freezing needs); after it the buffers at positions
+    ``written`` are copied back into the given tensors, where ``call`` reads what a run left."""
+    built = {}
+
+    def program(*inputs):
+        with torch.no_grad():
+            if not built:
+                built["module"] = Module(fn, kinds, [fresh(t) for t, kind in zip(inputs, kinds)
+                                                     if kind != "x"])
+                built["target"] = compile(built["module"]) if compile else built["module"]
+            module = built["module"]
+            for i, kind in enumerate(kinds):
+                if kind != "x":
+                    getattr(module, f"s{i}").copy_(inputs[i])
+            outputs = built["target"](*[t for t, kind in zip(inputs, kinds) if kind == "x"])
+            for i in written:
+                if kinds[i] != "x":
+                    inputs[i].copy_(getattr(module, f"s{i}"))
+        return outputs
+
+    return program
+
+
+def call(fn, inputs, written=()):
+    """What one call computes: ``fn``'s outputs on fresh copies of ``inputs`` (``fresh``), then
+    the inputs at positions ``written`` as the call left them: the state it mutated. Also what
+    it did to its inputs besides: per output, the positions of the inputs it shares storage
+    with (a view of an input, or the input itself), and the positions of the inputs it changed
+    that are not ``written``."""
+    copies = [fresh(t) for t in inputs]
+    out = fn(*copies)
+    outputs = list(out) if isinstance(out, (tuple, list)) else [out]
+    storage = [c.untyped_storage().data_ptr() if c.numel() else None for c in copies]
+    shares = tuple(tuple(i for i, s in enumerate(storage) if s is not None and o.numel()
+                         and o.untyped_storage().data_ptr() == s) for o in outputs)
+    touched = tuple(i for i, (c, t) in enumerate(zip(copies, inputs))
+                    if i not in written and not same_bits(c, t))
+    return outputs + [copies[i] for i in written], (shares, touched)
+
+
+def same_bits(a, b):
+    """Equal element for element, NaN equal to NaN (in the same places)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    b = b.to(a.device)
+    if a.is_floating_point():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return bool((a == b).all())
+
+
+def forward_backward(fn, inputs, written=()):
+    """What a training run is judged on: ``fn``'s outputs, the inputs at positions ``written``
+    as the call left them, then the gradient of the sum of its float outputs with respect to
+    each float input it does not write, in order (weights are inputs too; zeros where an input
+    does not reach them). The inputs are fresh copies with their layouts (``fresh``)."""
+    leaves = [fresh(t).requires_grad_(t.is_floating_point() and i not in written)
+              for i, t in enumerate(inputs)]
+    wrt = [t for t in leaves if t.requires_grad]  # before the call: a write may make one so
     outputs = list(fn(*leaves))
-    wrt = [t for t in leaves if t.requires_grad]
     reached = [o for o in outputs if o.requires_grad]
     grads = [None] * len(wrt)
     if reached and wrt:
         grads = torch.autograd.grad(reached, wrt, [torch.ones_like(o) for o in reached],
                                     allow_unused=True)
-    return [o.detach() for o in outputs] + \
+    return [o.detach() for o in outputs] + [leaves[i].detach() for i in written] + \
         [torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt)]
 
 
@@ -138,17 +249,157 @@ def on_a_tie(fp64_inputs, eager_input, boundary, attrs, working):
     return bool((~strong & torch.isfinite(x)).any())
 
 
-def strong_regressions(eager, compiled, ref, regress, strong=None, ordinal=True):
+def strong_regressions(eager, compiled, ref, regress, strong=None, ordinal=True, stable=None):
     """Regressing elements that are strong evidence (see the module docstring): float64 far from
     the head's discontinuity (``strong``, per element, when the head is known); with no head
-    known, an ordinal code more than one step from both eager's and float64's."""
+    known, an ordinal code more than one step from both eager's and float64's; and in both
+    cases float64's code ``stable`` under input noise (``stable_codes``; None: not measured,
+    as for a code no float feeds)."""
     if strong is not None:
-        return regress & strong
-    if not ordinal or eager.dtype == torch.bool:
+        kept = regress & strong
+    elif not ordinal or eager.dtype == torch.bool:
         return torch.zeros_like(regress)
-    ref = ref.to(eager.dtype).long()
-    steps = (compiled.long() - eager.long()).abs().minimum((compiled.long() - ref).abs())
-    return regress & (steps > 1)
+    else:
+        ref = ref.to(eager.dtype).long()
+        steps = (compiled.long() - eager.long()).abs().minimum((compiled.long() - ref).abs())
+        kept = regress & (steps > 1)
+    return kept if stable is None else kept & stable.to(kept.device)
+
+
+NUDGES = 8  # seeded runs with every rounding op's value nudged: float64's code must survive all
+
+
+def nudge_(value, dtype, k, node):
+    """In place: ``value``, the float64 value of a node that eager computes in ``dtype`` and
+    rounds there, moved by up to that rounding's size: times ``1 + u * eps`` with ``u`` drawn
+    uniformly in [-1, 1] per element (``dtype``'s eps, so anywhere in the interval eager's
+    rounding may land) from a generator seeded with (``k``, ``node``): the same nudges in
+    numfuzz and in a repro. An element ``dtype`` holds exactly (``3.0`` after a floor division,
+    a small product of integers) had nothing to round and stays, as do zeros, infinities and
+    NaNs; a value whose elements share memory (an expanded view) is left as it is."""
+    if not value.is_floating_point() or value.numel() == 0:
+        return
+    gen = torch.Generator().manual_seed(k * 1_000_003 + node)
+    u = torch.rand(value.shape, generator=gen, dtype=torch.float64) * 2 - 1
+    held = value.to(dtype).to(value.dtype) == value
+    step = torch.where(held.cpu(), 1.0, 1.0 + u * torch.finfo(dtype).eps)
+    step = step.to(value.device, value.dtype)
+    with torch.no_grad():
+        try:
+            value.mul_(step)
+        except RuntimeError:  # overlapping memory: not a value of its own to nudge
+            pass
+
+
+def stable_codes(ref, nudged_refs):
+    """Per element: is float64's code the same in every nudged run (``nudge_``)? A run that gave
+    another shape or dtype counts as unstable everywhere."""
+    stable = torch.ones(ref.shape, dtype=torch.bool, device=ref.device)
+    for other in nudged_refs:
+        if other.shape != ref.shape or other.dtype != ref.dtype:
+            return torch.zeros_like(stable)
+        stable &= (other == ref) | (other.isnan() & ref.isnan()) \
+            if ref.is_floating_point() else other == ref
+    return stable
+
+
+def selection_codes(x, picked, index, valid, ordered=False):
+    """An index output (argmax, sort's indices) as codes the discrete rules compare: per
+    element, the rank of the value its index picks (``picked``, from ``x``, the float64 value
+    of the op's input) among all of ``x``: how many elements are smaller, NaN above every number.
+    Equal values get equal codes, so another index among equal values is no divergence, and a
+    worse pick sits further from float64's code. Where the order of equal values is defined
+    (``ordered``: a stable sort) the index itself breaks the tie. An index out of range
+    (``valid`` false) is further from every code than any other."""
+    flat = x.reshape(-1).cpu()
+    flat = flat.double() if flat.is_floating_point() else flat.long()
+    picked = picked.cpu().to(flat.dtype)
+    n = flat.numel()
+    if flat.is_floating_point():
+        keys = torch.sort(flat[~flat.isnan()]).values
+        rank = torch.searchsorted(keys, picked.nan_to_num(nan=0.0).contiguous())
+        rank = torch.where(picked.isnan(), torch.full_like(rank, n), rank)
+    else:
+        rank = torch.searchsorted(torch.sort(flat).values, picked.contiguous())
+    codes = rank * (n + 1) + index.cpu().long().clamp(min=0) if ordered else rank
+    return torch.where(valid.cpu(), codes, torch.full_like(codes, -(n + 1) * (n + 2)))
+
+
+def selection_noise(x_fp64, x_eager, working):
+    """Eager's noise at an index op's input: per element its error in ulps of the working
+    dtype (zero where it equals float64, NaN included; one ulp is 1 for integers), and the
+    ``NOISE_QUANTILE`` of its finite errors over the input."""
+    x, e = x_fp64.double().cpu(), x_eager.double().cpu()
+    same = (x == e) | (x.isnan() & e.isnan())
+    ulp = spacing(x, working) if working.is_floating_point else torch.ones_like(x)
+    own = torch.where(same, torch.zeros_like(x), (e - x).abs() / ulp)
+    finite = own[torch.isfinite(own)].reshape(-1)
+    typical = 0.0
+    if finite.numel():
+        k = max(1, min(finite.numel(), int(NOISE_QUANTILE * finite.numel() + 0.5)))
+        typical = float(finite.kthvalue(k).values)
+    return own, typical
+
+
+def selection_evidence(best, chosen, noise, working, ordered=False):
+    """Per element of an index output: how far the value compiled's index picks (``chosen``,
+    float64) is from the one float64's own index picks (``best``), in ulps of the working dtype
+    (one NaN and not the other: infinitely far), and whether that is strong evidence: farther
+    than ``STRONG_MARGIN`` times eager's noise there (``noise``, per element) and at least
+    ``STRONG_ULPS``. Equal values in another order than a stable sort's (``ordered``) are
+    strong where eager makes no noise at all: with the input exact, only the order differs."""
+    best, chosen = best.double().cpu(), chosen.double().cpu()
+    ulp = spacing(torch.maximum(best.abs(), chosen.abs()), working) \
+        if working.is_floating_point else torch.ones_like(best)
+    distance = (chosen - best).abs() / ulp
+    distance = torch.where(best.isnan() != chosen.isnan(), float("inf"), distance)
+    distance = torch.where((best == chosen) | (best.isnan() & chosen.isnan()), 0.0, distance)
+    strong = (distance > STRONG_MARGIN * noise) & (distance >= STRONG_ULPS)
+    if ordered:
+        strong |= (distance == 0) & (noise == 0)
+    return distance, strong
+
+
+def selection_code(select, attrs, ordered, x64, index):
+    """``index`` (an index output) as the codes of what it selects from ``x64``."""
+    values, valid = select(x64, index.cpu().long(), attrs)
+    return selection_codes(x64, values, index, valid, ordered)
+
+
+def judge_selection(select, attrs, ordered, working, x64, x_eager, eager, compiled, ref):
+    """An index output judged by what it selects (numfuzz and a repro alike): ``select`` the
+    op's selector (``OpSpec.selects``), ``x64``/``x_eager`` float64's and eager's values of the
+    op's input (``x_eager`` None where unknown). Returns eager's, compiled's and float64's codes
+    (``selection_codes``), then per element the distance of compiled's pick from float64's in
+    ulps, eager's noise there, and whether that is strong evidence (``selection_evidence``; an
+    index out of range always is; nothing is where eager's noise is unknown)."""
+    def codes(index):
+        return selection_code(select, attrs, ordered, x64, index)
+
+    best, _ = select(x64, ref.cpu().long(), attrs)
+    chosen, valid = select(x64, compiled.cpu().long(), attrs)
+    if x_eager is not None and tuple(x_eager.shape) == tuple(x64.shape):
+        own, typical = selection_noise(x64, x_eager, working)
+        noise = torch.maximum(select(own, ref.cpu().long(), attrs)[0],
+                              select(own, compiled.cpu().long(), attrs)[0]).clamp(min=typical)
+        distance, strong = selection_evidence(best, chosen, noise, working, ordered)
+    else:
+        noise = torch.full(best.shape, float("nan"), dtype=torch.float64)
+        distance, _ = selection_evidence(best, chosen, noise, working)
+        strong = torch.zeros(best.shape, dtype=torch.bool)
+    return codes(eager), codes(compiled), codes(ref), distance, noise, strong | ~valid
+
+
+def zero_sign_regressions(eager, compiled, ref):
+    """Zeros whose sign compiled gets wrong: eager and float64 exact zeros of one sign (float64
+    exactly zero: no rounding put it there), compiled the zero of the other sign. Only where
+    the program defines that sign (the caller's ``signs``: every op the value flows through
+    defines a zero's sign, as IEEE and eager do for ``minimum``, ``neg``, ``copysign``, a
+    product); an op that may return either zero (a maximum among equal values) leaves it
+    undefined, and no such flip is a finding."""
+    zeros = (eager == 0) & (compiled == 0) & (ref == 0)
+    return zeros & (torch.signbit(eager) == torch.signbit(ref)) & \
+        (torch.signbit(compiled) != torch.signbit(eager))
 
 
 def nonfinite_in_compiled(eager, compiled, ref):
@@ -196,19 +447,22 @@ def torch_frames(err, depth=3):
 
 
 def output_kind(eager, compiled, ref, tol, undefined=None, ordinal=True, strong=None,
-                parity=False):
+                parity=False, stable=None, signs=False):
     """One output's kind: the most severe rule that fires, else ``benign`` or ``ok``.
 
     ``strong``: per element, whether float64 sits far enough from the head's discontinuity
-    (``evidence``); None when the head is unknown. ``parity`` (the eager-parity policy): a
-    discrete mismatch that is not a strong regression is ``parity`` instead of ``weak-flip`` or
-    ``benign``."""
+    (``evidence``); None when the head is unknown. ``stable``: per element, whether float64's
+    code survives input noise (``stable_codes``); None when not measured. ``parity`` (the
+    eager-parity policy): a discrete mismatch that is not a strong regression is ``parity``
+    instead of ``weak-flip`` or ``benign``. ``signs``: the program defines the sign of this
+    float output's zeros (``zero_sign_regressions``)."""
     if compiled.shape != eager.shape or compiled.dtype != eager.dtype:
         return "meta"
     compiled = compiled.to(eager.device)
     if not eager.is_floating_point():
         regress = discrete_regressions(eager, compiled, ref, undefined, ordinal)
-        if bool(strong_regressions(eager, compiled, ref, regress, strong, ordinal).any()):
+        if bool(strong_regressions(eager, compiled, ref, regress, strong, ordinal,
+                                   stable).any()):
             return "int-flip"
         if bool(regress.any()):
             return "parity" if parity else "weak-flip"
@@ -222,6 +476,8 @@ def output_kind(eager, compiled, ref, tol, undefined=None, ordinal=True, strong=
     benign = nonfinite_benign(eager, compiled, ref)
     if fails_same(eager, compiled, ref, tol, ignore=benign):
         return "accuracy"
+    if signs and bool(zero_sign_regressions(eager, compiled, ref).any()):
+        return "signed-zero"
     return "benign" if bool(benign.any()) else "ok"
 
 

@@ -7,12 +7,20 @@ Questions only the graph can answer, asked of the float64 (and eager) values of 
   evidence; and whether a head's codes are ordered (nearer is better) or only right or wrong;
 - which elements are undefined: an integer converted from a float64 NaN (C++ leaves the result
   undefined; for an unclamped cast, also from inf or out of the integer's range; for ``frexp``'s
-  exponent, also from inf), and index
-  outputs (argmax/topk indices: ties make any answer valid), never compared;
+  exponent, also from inf), never compared;
+- what an index output selects (argmax, sort's and topk's indices, max_pool2d's; the registry's
+  ``OpSpec.selects``, which a captured call of the same op is read by too): each index is
+  judged by the value it picks from the op's input in float64 (``selections``,
+  ``rules.selection_codes``), so a tie picked another way is no divergence, a worse pick is one
+  (strong beyond eager's noise at the input, ``rules.selection_evidence``), and a stable sort's
+  order of equal values counts; an index output whose input was not traced, or a captured call
+  no entry can read, is left undefined;
 - whether a float step further up (``round(x / 0.3)`` under a silu, ``x // 0.1`` on the other
   side of a compare) sits on a tie anywhere: its jump could be the flip, so none is strong;
 - whether a discrete output is computed without floats at all (``EXACT``): integer arithmetic
   has no rounding noise, so every regressing element of it is strong evidence;
+- where float64's own code survives the noise eager starts from (``stability``: the inputs
+  nudged by an ulp): a chaotic head's flips are never evidence;
 - the verdict itself: ``judge_graph`` hands all of it to ``oracle.judge``.
 A value missing from ``values`` (a user's model judged on its outputs alone) means "no boundary,
 nothing undefined" for that output.
@@ -21,6 +29,8 @@ nothing undefined" for that output.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import networkx as nx
 import torch
@@ -28,12 +38,10 @@ import torch
 from fuzzer.ir import generic, ops
 from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import oracle, rules
+from fuzzer.judge.details import Details
 from fuzzer.judge.oracle import Verdict
 
 EXACT = "exact"  # evidence_source: a code computed without floats
-INDEX_OPS = {"argmax", "argmin", "argsort"}  # always indices
-INDEX_PICKS = {"topk", "sort", "max", "min", "kthvalue", "mode", "median"}  # element 1: indices
-UNCLAMPED_CASTS = ("to_int32", "cast", "call")  # float to integer: out of range is undefined
 
 
 def heads(graph: Graph, fp64: dict[int, torch.Tensor],
@@ -130,6 +138,13 @@ def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | 
     return at, boundary
 
 
+def float64_stands(graph: Graph) -> bool:
+    """Can a float64 run stand for the program? Not where it reinterprets bits (a dtype view:
+    float64's bits are other bits, its shapes other shapes); such a program is judged by eager
+    parity (``runner``), and its verdict says so."""
+    return not any(ops.spec(graph.node(n).op).bits for n in graph.op_ids())
+
+
 def float_upstream(graph: Graph, node: int) -> bool:
     """Does any value feeding ``node`` (itself included) hold floats?"""
     upstream = nx.ancestors(graph.g, node) | {node}
@@ -165,8 +180,9 @@ def undefined_elements(graph: Graph,
     result: list[torch.Tensor | None] = []
     for out in graph.outputs:
         node = graph.node(out)
-        if is_index_output(node):  # maintainers do not treat differing indices as bugs
-            result.append(torch.ones(tuple(node.shape), dtype=torch.bool))
+        if is_index_output(node):  # judged by what it selects, where that can be read
+            judged = _selects(node)[1] is not None and node.inputs[0] in values
+            result.append(None if judged else torch.ones(tuple(node.shape), dtype=torch.bool))
             continue
         source = values.get(node.inputs[0]) if node.inputs else None
         if node.dtype == "bool" or node.dtype not in ops.DISCRETE_DTYPES \
@@ -174,7 +190,7 @@ def undefined_elements(graph: Graph,
             result.append(None)
             continue
         bad = torch.isnan(source)
-        if node.op in UNCLAMPED_CASTS:  # no clamp before the conversion
+        if ops.spec(node.op).unclamped:  # no clamp before the conversion
             info = torch.iinfo(ops.torch_dtype(node.dtype))
             bad |= (source < info.min) | (source > info.max) | torch.isinf(source)
         if node.op == "frexp":  # the exponent of an infinity is unspecified too
@@ -185,18 +201,265 @@ def undefined_elements(graph: Graph,
 
 
 def is_index_output(node: dict) -> bool:
-    """A captured argmax/argmin/topk-indices output: ties make any answer valid."""
+    """Does the output hold int64 indices into its op's first input (argmax, sort's indices,
+    max_pool2d's)? A registry op says so (``OpSpec.selects``); a captured call does where an
+    entry capturing its target does, for the same element of its tuple."""
+    return _selects(node)[0]
+
+
+def _selects(node: dict) -> tuple[bool, ops.Selects | None, dict | None]:
+    """Whether ``node`` is an index output, and the rule and attrs that judge it: a registry
+    op's own; for a captured call, those of the entry capturing its target whose ``lift``
+    reads the call's arguments (None where none does: then it cannot be judged)."""
+    if node.dtype != "int64" or not node.inputs:
+        return False, None, None
+    pick = node.attrs.get("pick")
     if node.op != "call":
-        return False
-    name = str(node.attrs.get("target", "")).rsplit(".", 1)[-1]
-    return name in INDEX_OPS or (name in INDEX_PICKS and node.attrs.get("pick") == 1)
+        spec = ops.REGISTRY.get(node.op)
+        rule = spec.selects if spec is not None else None
+        if rule is None or (rule.pick is not None and pick != rule.pick):
+            return False, None, None
+        return True, rule, dict(node.attrs)
+    found = False
+    for spec in ops.capturing(str(node.attrs.get("target", ""))):
+        if spec.selects is None or pick != spec.selects.pick:
+            continue
+        found = True
+        lift = spec.lift or ops.lift_exact(spec.arity)
+        lifted = lift(list(node.attrs.get("args", [])), dict(node.attrs.get("kwargs", {})))
+        if lifted is not None:
+            return True, spec.selects, lifted
+    return found, None, None
+
+
+@dataclass
+class Selection:
+    """How one index output is judged (``rules.selection_codes``): the node it reads, the op's
+    first input (``source``) and its working dtype, the rule (``OpSpec.selects``) and attrs."""
+
+    out: int
+    source: int
+    rule: ops.Selects
+    attrs: dict
+    working: torch.dtype
+
+    @property
+    def ordered(self) -> bool:
+        return bool(self.rule.ordered_by and self.attrs.get(self.rule.ordered_by))
+
+    def picked(self, x: torch.Tensor, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The values of ``x`` (the input, or anything shaped like it) ``index`` picks."""
+        return self.rule.select(x.cpu(), index.cpu().long(), self.attrs)
+
+    def codes(self, x64: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return rules.selection_code(self.rule.select, self.attrs, self.ordered, x64, index)
+
+
+def selections(graph: Graph, fp64: dict) -> list[Selection | None]:
+    """Per output: how it is judged by what it selects, or None (not an index output, or one
+    whose input float64 did not trace, or a captured call no entry reads)."""
+    result: list[Selection | None] = []
+    for out in graph.outputs:
+        node = graph.node(out)
+        _, rule, attrs = _selects(node)
+        source = node.inputs[0] if node.inputs else None
+        if rule is None or source not in fp64 or out not in fp64:
+            result.append(None)
+            continue
+        result.append(Selection(out, source, rule, attrs or {},
+                                ops.torch_dtype(graph.node(source).dtype)))
+    return result
+
+
+def by_selection(picks: list[Selection | None], eager: list[torch.Tensor],
+                 compiled: list[torch.Tensor], fp64: dict, eager_values: dict,
+                 heads_: list[oracle.Head | None],
+                 nudged: Callable[[], list[dict]] | None) -> tuple:
+    """Each index output's indices turned into the codes of what they select (eager's,
+    compiled's, float64's; float64's in ``fp64`` and in each nudged run too, so stability is
+    measured on what float64 picks), and its head: the distance of compiled's pick from
+    float64's against eager's noise at the input (``rules.selection_evidence``; an index out of
+    range is always strong). An output whose eager and compiled disagree in shape or dtype is
+    left as it is (``meta``). Returns (eager, compiled, fp64, heads, nudged)."""
+    eager, compiled, heads_ = list(eager), list(compiled), list(heads_)
+    coded = {}
+    for i, pick in enumerate(picks):
+        if pick is None or i >= len(eager) or i >= len(compiled):
+            continue
+        e, c, r = eager[i].cpu(), compiled[i].cpu(), fp64[pick.out].cpu()
+        if e.shape != c.shape or e.dtype != c.dtype or r.shape != e.shape:
+            continue
+        x64 = fp64[pick.source].cpu()
+        eager[i], compiled[i], _, distance, noise, strong = rules.judge_selection(
+            pick.rule.select, pick.attrs, pick.ordered, pick.working, x64,
+            eager_values.get(pick.source), e, c, r)
+        chosen = pick.picked(x64, c)[0]
+        heads_[i] = oracle.Head(chosen.double(), distance, noise, strong)
+        coded[pick.out] = (pick, x64)
+    if not coded:
+        return eager, compiled, fp64, heads_, nudged
+    fp64 = {**fp64, **{out: pick.codes(x64, fp64[out]) for out, (pick, x64) in coded.items()}}
+    if nudged is not None:
+        runs = nudged
+
+        def nudged() -> list[dict]:  # the picks of each nudged run, coded by the reference
+            return [{**run, **{out: pick.codes(x64, run[out]) for out, (pick, x64)
+                               in coded.items() if out in run}} for run in runs()]
+
+    return eager, compiled, fp64, heads_, nudged
+
+
+def note_selections(verdict: Verdict, picks: list[Selection | None],
+                    eager: list[torch.Tensor], compiled: list[torch.Tensor],
+                    fp64: dict) -> None:
+    """Say on each index output how it was judged, and beside each recorded element's codes the
+    indices themselves (eager's, compiled's, float64's)."""
+    for out in verdict.outputs:
+        pick = picks[out.output] if out.output < len(picks) else None
+        if pick is None or (out.details.reason or "").startswith("compiled gave"):
+            continue
+        out.details.judged_by = "the values its indices select (their rank in float64)"
+        sides = (eager[out.output], compiled[out.output], fp64[pick.out])
+        for element in out.details.elements:
+            at = tuple(element.index)
+            element.eager_index, element.compiled_index, element.fp64_index = (
+                int(value.cpu()[at]) if value.dim() == len(at) else None for value in sides)
+
+
+def stability(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],
+              fp64: dict, nudged: Callable[[], list[dict]] | None,
+              keys: list | None = None) -> list[torch.Tensor | None]:
+    """Per output: where float64's code survives input noise (``rules.stable_codes``), for the
+    discrete outputs that a float feeds and whose codes differ between eager and compiled
+    (the only ones a flip can be claimed on); None elsewhere. ``nudged`` gives float64's values
+    with eager's rounding noise added back (``rules.nudge_``), asked only when some output needs
+    it; a nudged run that raises leaves every such element unstable: what cannot be checked is
+    not evidence."""
+    keys = keys if keys is not None else list(graph.outputs)
+    wanted = [i for i, o in enumerate(keys)
+              if i < len(eager) and i < len(compiled) and not eager[i].is_floating_point()
+              and eager[i].shape == compiled[i].shape and eager[i].dtype == compiled[i].dtype
+              and bool((eager[i] != compiled[i].to(eager[i].device)).any())
+              and o in fp64 and noise_reaches(graph, o)]
+    result: list[torch.Tensor | None] = [None] * len(keys)
+    if not wanted or nudged is None:
+        return result
+    try:
+        runs = nudged()
+    except Exception:  # noqa: BLE001 - an op the nudge pushed out of its domain, say
+        runs = None
+    for i in wanted:
+        out = keys[i]
+        ref = fp64[out].cpu()
+        result[i] = torch.zeros(ref.shape, dtype=torch.bool) if runs is None else \
+            rules.stable_codes(ref, [run[out].cpu() if out in run else ref.new_empty(0)
+                                     for run in runs])
+    return result
+
+
+def zero_signs_defined(graph: Graph, key: int | tuple) -> bool:
+    """Does the program define the sign of this judged value's zeros (``rules.
+    zero_sign_regressions``)? Where every op it flows through does (``OpSpec.signs_zero``: IEEE
+    and eager agree on it for ``minimum``, ``neg``, ``copysign``, a sum, a product, a view); one
+    that may return either zero (a maximum among equal values, a reduction's identity) leaves
+    it undefined. A written input's value flows through every write to it."""
+    ends = [w for w in graph.op_ids() if key[1] in graph.writes(w)] \
+        if isinstance(key, tuple) else [key]
+    upstream = set(ends).union(*(nx.ancestors(graph.g, n) for n in ends)) if ends else set()
+    return all(ops.spec(graph.node(n).op).signs_zero for n in upstream
+               if not graph.node(n).is_input)
+
+
+def noise_reaches(graph: Graph, key: int | tuple) -> bool:
+    """Can eager's rounding noise reach this judged discrete value (``judged``: an output node,
+    or a written input's ``("final", n)``)? Only then is its stability measured (``stability``;
+    a repro measures it the same way)."""
+    if isinstance(key, tuple):
+        node = key[1]
+        writers = [w for w in graph.op_ids() if node in graph.writes(w)]
+        return graph.node(node).dtype not in ops.FLOAT_DTYPES and \
+            any(float_upstream(graph, w) for w in writers)
+    return graph.node(key).dtype not in ops.FLOAT_DTYPES and evidence_source(graph, key) != EXACT
+
+
+STATE_KINDS = ("param", "buffer")  # an input's ``state`` attr: it is module state
+
+
+def kinds(graph: Graph) -> list[str]:
+    """Per input, ``param`` or ``buffer`` where the program is a module holding it as such (its
+    ``state`` attr), else ``x`` (an argument); empty where no input is module state."""
+    found = [graph.node(n).attrs.get("state") for n in graph.input_ids()]
+    found = [k if k in STATE_KINDS else "x" for k in found]
+    return found if any(k != "x" for k in found) else []
+
+
+def judged(graph: Graph) -> list:
+    """What a run of the program is judged on, in order: its outputs (their nodes), then the
+    state it leaves behind: the final value of each graph input it writes, keyed
+    ``("final", n)`` in a trace (``render``) and named by its input node ``n`` in a verdict."""
+    return [*graph.outputs, *(("final", n) for n in graph.written_inputs())]
 
 
 def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],
-                fp64: dict[int, torch.Tensor], eager_values: dict[int, torch.Tensor],
-                policy: str = "float64") -> Verdict:
+                fp64: dict, eager_values: dict, policy: str = "float64",
+                nudged: Callable[[], list[dict]] | None = None) -> Verdict:
     """The verdict on one run, from the float64 and eager values of every node (or of the
-    outputs only, for a model judged as itself), under ``policy`` (``kinds.POLICIES``)."""
-    ref = [fp64[o] for o in graph.outputs]
-    return oracle.judge(eager, compiled, ref, heads(graph, fp64, eager_values), graph.outputs,
-                        undefined_elements(graph, fp64), ordinal(graph), policy)
+    outputs only, for a model judged as itself), under ``policy`` (``kinds.POLICIES``): the
+    outputs, then the state left behind (``judged``). ``nudged`` gives float64's values with
+    eager's noise added back (``stability``); without it no code's stability is measured."""
+    keys = judged(graph)[:len(eager)]
+    states = [k[1] for k in keys if isinstance(k, tuple)]
+    picks = selections(graph, fp64)  # index outputs: judged by what they select
+    raw = (list(eager), list(compiled), fp64)
+    eager, compiled, fp64, found, nudged = by_selection(
+        picks, eager, compiled, fp64, eager_values, heads(graph, fp64, eager_values), nudged)
+    ref = [fp64[k] for k in keys]
+    verdict = oracle.judge(eager, compiled, ref,
+                           found + [_state_head(graph, n, fp64) for n in states],
+                           [*graph.outputs, *states][:len(keys)],
+                           undefined_elements(graph, fp64) + [None] * len(states),
+                           ordinal(graph) + [True] * len(states), policy,
+                           stability(graph, eager, compiled, fp64, nudged, keys),
+                           [zero_signs_defined(graph, k) for k in keys])
+    note_selections(verdict, picks, *raw)
+    for out in verdict.outputs[len(graph.outputs):]:
+        out.details.state_of = out.node
+    return verdict
+
+
+def _state_head(graph: Graph, node: int, fp64: dict) -> oracle.Head | None:
+    """A written input's evidence: exact when no float feeds the input or any write to it
+    (integer state has no rounding noise), else unknown (the steps rule)."""
+    if graph.node(node).dtype in ops.FLOAT_DTYPES:
+        return None
+    writers = [w for w in graph.op_ids() if node in graph.writes(w)]
+    if any(float_upstream(graph, w) for w in writers) or ("final", node) not in fp64:
+        return None
+    return exact_head(fp64[("final", node)])
+
+
+def aliasing_problems(graph: Graph, eager_did: tuple, compiled_did: tuple
+                      ) -> list[tuple[int, str, Details]]:
+    """What compiled did to storage that eager did not (``rules.call``'s record of each): an
+    output sharing storage with other inputs than eager's output does (a view of an input that
+    came back as a fresh tensor, or the reverse), or an input compiled changed although the
+    program never writes it. (node, dtype, details) each, for ``oracle.with_aliasing``."""
+    names = [graph.var(n) for n in graph.input_ids()]
+    (eager_shares, _), (compiled_shares, touched) = eager_did, compiled_did
+
+    def of(positions: tuple[int, ...]) -> str:
+        return ", ".join(names[i] for i in positions) if positions else "no input"
+
+    problems = []
+    for i, (want, got) in enumerate(zip(eager_shares, compiled_shares)):
+        if want != got and i < len(graph.outputs):
+            node = graph.outputs[i]
+            problems.append((node, graph.node(node).dtype, Details(
+                reason=f"output {i} shares storage with {of(want)} in eager, with {of(got)} "
+                       "compiled", of_output=i)))
+    for i in touched:
+        node = graph.input_ids()[i]
+        problems.append((node, graph.node(node).dtype, Details(
+            reason=f"compiled changed {names[i]}, which the program never writes",
+            state_of=node)))
+    return problems

@@ -15,11 +15,11 @@ minimized to its fixpoint).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from fuzzer import clock
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.execute.pool import TaskRunner
 from fuzzer.judge.key import focus, same_divergence
@@ -141,9 +141,9 @@ def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX
     if case.verdict is None or not case.verdict.is_finding:
         raise CaseError("the case records no divergence to minimize")
     oracle = Oracle(case.verdict, runner, corpus, progress)
-    start = time.monotonic()
+    start = clock.now()
     check_reproduces(oracle, case, k)
-    checked = time.monotonic() - start  # what the closing k/k check will take, about
+    checked = clock.now() - start  # what the closing k/k check will take, about
     # The k/k check above counts against --max-calls (so does nothing after shrinking).
     shrinker = Shrinker(case, oracle, max_calls=max(0, max_calls - k),
                         seconds=None if seconds is None else max(0.0, seconds - 2 * checked),
@@ -163,7 +163,7 @@ def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX
         case=final, original_ops=len(case.graph), final_ops=len(final.graph),
         original_elements=elements(case), final_elements=elements(final),
         calls=oracle.calls, cache_hits=shrinker.hits,
-        seconds=time.monotonic() - start, reliability=(len(agreeing), k),
+        seconds=clock.now() - start, reliability=(len(agreeing), k),
         slips=oracle.slips, passes=shrinker.stats, calls_to_final_ops=k + shrinker.ops_settled_at,
         fixpoint=shrinker.fixpoint, stopped=shrinker.stopped)
 
@@ -178,11 +178,13 @@ def canonical(case: Case) -> Case:
 
 
 def renamed(verdict: Verdict | None, mapping: dict[int, int]) -> Verdict | None:
-    """The verdict with the node ids it names (outputs', gradients' inputs) renamed."""
+    """The verdict with the node ids it names (outputs', and the inputs whose gradient or state
+    after the call an output verdict is of) renamed."""
     if verdict is None:
         return None
     new = lambda n: mapping.get(n, n) if isinstance(n, int) else n  # noqa: E731
-    outputs = [replace(o, node=new(o.node), details={
-        **o.details, **({"gradient_of": new(o.details["gradient_of"])}
-                        if "gradient_of" in o.details else {})}) for o in verdict.outputs]
+    outputs = [replace(o, node=new(o.node),
+                       details=replace(o.details, gradient_of=new(o.details.gradient_of),
+                                       state_of=new(o.details.state_of)))
+               for o in verdict.outputs]
     return replace(verdict, node=new(verdict.node), outputs=outputs)

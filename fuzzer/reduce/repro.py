@@ -25,6 +25,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.execute.flags import SDPA_BACKENDS
 from fuzzer.ir import render
 from fuzzer.judge import rules, semantics
+from fuzzer.judge.details import Details
 from fuzzer.judge.key import DivergenceKey
 from fuzzer.judge.oracle import TOLERANCE, Verdict
 
@@ -33,8 +34,12 @@ TIMEOUT = 300  # seconds before a timeout case counts as reproduced (the workers
 
 MAIN = '''\
 def run(fn, args):
-    """What numfuzz judged: the outputs, then (TRAINING) the inputs' gradients."""
-    return forward_backward(fn, args) if TRAINING else list(fn(*args))
+    """What numfuzz judged: the outputs, the inputs WRITTEN as the call left them, then
+    (TRAINING) the gradients; and what the call did to storage besides: which inputs each
+    output shares storage with, which other inputs it changed."""
+    if TRAINING:
+        return forward_backward(fn, args, WRITTEN), ((), ())
+    return call(fn, args, WRITTEN)
 
 
 def sdpa(names):
@@ -50,9 +55,10 @@ def main():
     torch._inductor.config.fallback_random = True
 {config}{flags}    try:
         inputs = get_inputs()
+        program = module_program(model, KINDS, WRITTEN) if KINDS else model
         with sdpa(SDPA):
-            eager = run(model, inputs)
-        ref = float64_run(lambda *wide: run(model, wide), inputs)
+            eager, eager_did = run(program, inputs)
+        ref = float64_run(lambda *wide: run(model, wide)[0], inputs)
     except Exception as err:
         print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
         return 2
@@ -65,8 +71,10 @@ def main():
         signal.signal(signal.SIGALRM, alarm)
         signal.alarm(TIMEOUT)
     try:
+        compile = lambda fn: torch.compile(fn, backend={backend}, **COMPILE)  # noqa: E731
         with sdpa(COMPILED_SDPA):
-            compiled = run(torch.compile(model, backend={backend}, **COMPILE), inputs)
+            compiled, compiled_did = run(module_program(model, KINDS, WRITTEN, compile)
+                                         if KINDS else compile(model), inputs)
     except Exception as err:
         raised = "timeout" if isinstance(err, TimeoutError) else "crash"
         print(f"compiled failed: {{type(err).__name__}}: {{err}}")
@@ -75,6 +83,16 @@ def main():
         return 1 if seen == (KEY["kind"], KEY["error"], KEY["frames"]) else 0
     if KEY["kind"] == "timeout":
         signal.alarm(0)
+    if KEY["kind"] == "aliasing":  # what the call did to storage, not values
+        named = lambda positions: [NAMES[i] for i in positions] or "no input"  # noqa: E731
+        for i, (want, got) in enumerate(zip(eager_did[0], compiled_did[0])):
+            if want != got:
+                print(f"output {{i}} shares storage with {{named(want)}} in eager, with "
+                      f"{{named(got)}} compiled: DIVERGES")
+        if compiled_did[1]:
+            print(f"compiled changed {{named(compiled_did[1])}}, which the program never "
+                  "writes: DIVERGES")
+        return 1 if eager_did[0] != compiled_did[0] or compiled_did[1] else 0
     if len(compiled) != len(eager):
         print(f"compiled returned {{len(compiled)}} outputs, eager {{len(eager)}}")
         return 1 if KEY["kind"] == "meta" else 0
@@ -88,7 +106,7 @@ def main():
         strong = torch.ones(e.shape, dtype=torch.bool, device=e.device)
     elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
         with sdpa(SDPA):
-            own = trace(*inputs)
+            own = trace(*[fresh(t) for t in inputs])
         fp64 = float64_run(trace, inputs)
         ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
         _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
@@ -102,7 +120,27 @@ def main():
                       "sits on a tie: its jump may be the flip, so no flip is strong")
                 strong = torch.zeros_like(strong)
         strong = strong.to(e.device)
-    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY)
+    code = None
+    if SELECT is not None:  # an index output: judged by the values its indices select
+        x64 = float64_run(trace, inputs)[SELECT["source"]].cpu()
+        own = trace(*[fresh(t) for t in inputs])[SELECT["source"]].cpu()
+        args = (SELECTOR, SELECT["attrs"], SELECT["ordered"])
+        e, c, r, ulps, own_ulps, strong = judge_selection(
+            *args, getattr(torch, SELECT["working"]), x64, own, e.cpu(), c.cpu(), r.cpu())
+        code = lambda index: selection_code(*args, x64, index)  # noqa: E731
+        print(f"  (indices judged by the values they select in {{NAMES_OF[SELECT['source']]}})")
+    stable = None
+    if NUDGED:  # does float64's code survive eager's own rounding noise (a chaotic head)?
+        try:
+            stable = stable_codes(r.cpu(), [(code or (lambda t: t))(
+                float64_run(lambda *wide, k=k: nudged_trace(k, *wide), inputs)[NODE].cpu())
+                for k in range(NUDGES)])
+        except Exception:  # what cannot be checked is not evidence
+            stable = torch.zeros(r.shape, dtype=torch.bool)
+        if not bool(stable.all()):
+            print(f"  float64's own code moves under eager's rounding noise on "
+                  f"{{int((~stable).sum())}} elements: no flip there is strong")
+    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY, stable, SIGNS)
     diverged = kind == KEY["kind"]
     print(f"{{PLACE}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
     if kind not in ("ok", "meta"):
@@ -111,13 +149,14 @@ def main():
                "weak-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
                "parity": lambda: discrete_mismatches(e, c, undefined),
                "nonfinite": lambda: nonfinite_in_compiled(e, c, r),
+               "signed-zero": lambda: zero_sign_regressions(e, c, r),
                "hidden-nonfinite": lambda: nonfinite_hidden(e, c, r)}}.get(kind, lambda: e != c)()
         print(f"  {{int(bad.sum())}}/{{e.numel()}} elements")
         for index in bad.nonzero()[:8].tolist():
             at = tuple(index)
             line = (f"  at {{at}}: eager={{e[at].item()!r}} compiled={{c[at].item()!r}} "
                     f"float64={{r[at].item()!r}}")
-            if HEAD not in (None, "exact"):
+            if HEAD not in (None, "exact") or SELECT is not None:
                 line += (f", float64 {{float(ulps[at]):.3g}} ulps from the boundary, "
                          f"eager's noise {{float(own_ulps[at]):.3g}} ulps")
             print(line)
@@ -146,17 +185,19 @@ def _tensor_source(name: str, t: torch.Tensor) -> str:
 
 def tensor_expression(t: torch.Tensor) -> str:
     """``t`` as a Python expression: values, dtype, shape and, for a strided view (a transpose,
-    a slice, an expand), the same strides over a storage holding exactly the elements it spans."""
+    a slice, an expand) or one at an offset in its storage, the same strides and offset over a
+    storage holding the elements up to the last it spans (the gaps as they are)."""
     dtype = str(t.dtype)
-    if t.is_contiguous() or t.numel() <= 1 or min(t.stride()) < 0:
+    offset = t.storage_offset()
+    if (t.is_contiguous() and offset == 0) or t.numel() <= 1 or min(t.stride()) < 0:
         text = f"torch.tensor([{_values(t.reshape(-1))}], dtype={dtype})"
         if t.dim() != 1:
             text += f".reshape({tuple(t.shape)!r})"
         return text
     span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
-    storage = t.as_strided((span,), (1,), t.storage_offset())
+    storage = t.as_strided((offset + span,), (1,), 0)
     return (f"torch.tensor([{_values(storage)}], dtype={dtype})"
-            f".as_strided({tuple(t.shape)!r}, {tuple(t.stride())!r})")
+            f".as_strided({tuple(t.shape)!r}, {tuple(t.stride())!r}, {offset})")
 
 
 def _values(flat: torch.Tensor) -> str:
@@ -169,14 +210,14 @@ def _inputs_source(case: Case, out_dir: Path) -> str:
     lines = ["def get_inputs():"]
     if sum(t.numel() for t in tensors) <= INLINE_LIMIT:
         lines += [_tensor_source(n, t) for n, t in zip(names, tensors)]
-        lines.append(f"    return [t.to(DEVICE) for t in ({', '.join(names)},)]")
+        lines.append(f"    return [fresh(t, DEVICE) for t in ({', '.join(names)},)]")
     else:
         buf = io.BytesIO()
         torch.save([t.cpu() for t in tensors], buf)
         atomic_write(out_dir / "inputs.pt", buf.getvalue())
         lines += ["    here = os.path.dirname(os.path.abspath(__file__))",
                   "    path = os.path.join(here, 'inputs.pt')",
-                  "    return [t.to(DEVICE) for t in torch.load(path, weights_only=True)]"]
+                  "    return [fresh(t, DEVICE) for t in torch.load(path, weights_only=True)]"]
     return "\n".join(lines)
 
 
@@ -217,6 +258,15 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
         f"ORDINAL = {_ordinal(case, output)!r}\n"
         f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity'!r}  # judged by eager parity\n"
+        f"NODE = {_node(case, output)!r}  # the graph node OUTPUT reads\n"
+        f"WRITTEN = {_written(case)!r}  # the inputs the program writes: judged after the call\n"
+        f"NAMES = {[case.graph.var(n) for n in case.graph.input_ids()]!r}\n"
+        f"KINDS = {_kinds(case)!r}  # the module's parameters and buffers, per input (else a "
+        "function)\n"
+        f"NUDGED = {_nudged(case, output)!r}  # is its code's stability under noise measured\n"
+        f"SIGNS = {_signs(case, output)!r}  # does the program define its zeros' sign\n"
+        f"SELECT = {_select(case, output)[0]!r}  # an index output: what judges it\n"
+        f"NAMES_OF = {{{', '.join(f'{n}: {case.graph.var(n)!r}' for n in case.graph.g)}}}\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
         f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum\n"
         f"SDPA = {eager_sdpa!r}  # the attention backends eager ran (None: torch chooses)\n"
@@ -225,6 +275,8 @@ def repro_source(case: Case, out_dir: Path) -> str:
         "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
         + rules.embedded_source().rstrip(),
         *_head_source(case, output),
+        *([render.render_nudged_trace_function(case.graph)] if _nudged(case, output) else []),
+        *_select(case, output)[1],
         MAIN.format(config=config, flags=_flags_source(case), backend=backend).rstrip(),
     ]
     return "\n\n\n".join(parts) + "\n"
@@ -263,12 +315,68 @@ def _quotable(text: str) -> str:
 
 
 def _place(case: Case, verdict: Verdict) -> str:
-    """What OUTPUT indexes, in the repro's own names: an output, or an input's gradient."""
+    """What OUTPUT indexes, in the repro's own names: an output, an input's gradient, or an
+    input as the call left it."""
     out = verdict.diverging
-    if out is not None and isinstance(out.details.get("gradient_of"), int) and \
-            out.details["gradient_of"] in case.graph.input_ids():
-        return f"the gradient of {case.graph.var(out.details['gradient_of'])}"
+    details = out.details if out is not None else Details()
+    for node, text in ((details.gradient_of, "the gradient of {}"),
+                       (details.state_of, "{} after the call")):
+        if node is not None and node in case.graph.input_ids():
+            return text.format(case.graph.var(node))
+    if details.of_output is not None:
+        return f"output {details.of_output}"
     return f"output {verdict.output if verdict.output is not None else 0}"
+
+
+def _kinds(case: Case) -> list[str]:
+    """Per input ``x``/``param``/``buffer`` where the case ran as a module (not in training)."""
+    return [] if case.recipe.surface.training else semantics.kinds(case.graph)
+
+
+def _written(case: Case) -> list[int]:
+    inputs = case.graph.input_ids()
+    return [inputs.index(n) for n in case.graph.written_inputs()]
+
+
+def _node(case: Case, output: int) -> int | tuple | None:
+    """What OUTPUT reads in the trace: an output's node, or ``("final", n)`` for an input the
+    program writes (``semantics.judged``)."""
+    keys = semantics.judged(case.graph)
+    return keys[output] if output < len(keys) else None
+
+
+def _nudged(case: Case, output: int) -> bool:
+    """Is OUTPUT a discrete code that eager's noise reaches? Its stability under that noise
+    is then part of the evidence (``semantics.stability``)."""
+    node = _node(case, output)
+    return node is not None and semantics.noise_reaches(case.graph, node)
+
+
+def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
+    """For an index output (``semantics.selections``): what the repro needs to judge it as
+    numfuzz did (its op's input node, attrs, whether the order of equal values counts, the
+    working dtype), and the source it carries: the op's selector (verbatim) and, unless the
+    head already brought it, the trace."""
+    graph = case.graph
+    if output >= len(graph.outputs):
+        return None, []
+    trace = render.load(render.render_trace(graph), "trace")
+    with torch.no_grad():
+        values = rules.float64_run(trace, case.ordered_inputs())
+    pick = semantics.selections(graph, values)[output]
+    if pick is None:
+        return None, []
+    carried = [] if _head_source(case, output) else [render.render_trace_function(graph)]
+    selector = pick.rule.select
+    return ({"source": pick.source, "attrs": dict(pick.attrs), "ordered": pick.ordered,
+             "working": str(pick.working).removeprefix("torch.")},
+            [*carried, "# How the op's indices select values (fuzzer/ir/ops), verbatim.\n"
+             + inspect.getsource(selector).rstrip() + f"\n\n\nSELECTOR = {selector.__name__}"])
+
+
+def _signs(case: Case, output: int) -> bool:
+    node = _node(case, output)
+    return node is not None and semantics.zero_signs_defined(case.graph, node)
 
 
 def _ordinal(case: Case, output: int) -> bool:
@@ -308,7 +416,7 @@ def _head_source(case: Case, output: int) -> list[str]:
     functions = list(dict.fromkeys([boundary, *steps]))
     table = ", ".join(f"{f.__name__!r}: {f.__name__}" for f in functions)
     return [render.render_trace_function(graph),
-            "# The discontinuities numfuzz measured at (fuzzer/ir/ops.py), verbatim.\n"
+            "# The discontinuities numfuzz measured at (fuzzer/ir/ops/boundaries.py), verbatim.\n"
             + "\n\n\n".join(inspect.getsource(f).rstrip() for f in functions)
             + f"\n\n\nBOUNDARY = {boundary.__name__}\nBOUNDARIES = {{{table}}}"]
 

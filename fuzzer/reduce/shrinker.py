@@ -18,21 +18,21 @@ shrinker gives up on a plateau. Calls and adoptions are counted per pass (``Pass
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import networkx as nx
 import torch
 
+from fuzzer import clock
 from fuzzer.corpus.case import Case
 from fuzzer.ir import generic, ops, render
 from fuzzer.ir.graph import Graph
+from fuzzer.judge import rules
 from fuzzer.judge.key import moved, shows_on
 from fuzzer.judge.oracle import Verdict
 from fuzzer.reduce.size import elements, size_key
 
-ELEMENTWISE = ("elementwise", "binary", "head")
 STALL = 200  # calls in a row without an adoption before the shrinker gives up
 
 
@@ -49,17 +49,20 @@ class PassStats:
 
 
 def eager_values(case: Case) -> dict[int, torch.Tensor]:
-    """Every node's eager value on the case's device: the material for cutting a graph."""
+    """Every node's eager value on the case's device: the material for cutting a graph (on
+    copies of the inputs: a program may write them)."""
     trace = render.load(render.render_trace(case.graph), "trace")
-    args = [t.to(case.device) for t in case.ordered_inputs()]
+    args = [rules.fresh(t).to(case.device) for t in case.ordered_inputs()]
     with torch.no_grad():
         return {n: v.detach().cpu() for n, v in trace(*args).items()}
 
 
 def derive(case: Case, graph: Graph, inputs: dict[str, torch.Tensor]) -> Case | None:
     """A candidate: the same case with another graph and inputs; None if the graph is invalid."""
-    graph.remove_dead()
-    try:
+    try:  # an edit may leave reads and writes that no order satisfies: no candidate
+        graph.remove_dead()
+        if not (graph.outputs or graph.written_inputs()):  # computes nothing any more
+            return None
         graph.infer()
     except ops.InvalidGraph:
         return None
@@ -95,7 +98,7 @@ class Shrinker:
         self.current = "start"  # the pass running now, charged for the calls
         self.fixpoint = False  # every pass ran once more and none made progress
         self.stopped = ""  # the budget that stopped it (``BudgetExhausted``), if one did
-        self.start = time.monotonic()
+        self.start = clock.now()
         self._values: tuple[str, dict[int, torch.Tensor]] | None = None
 
     # ------------------------------------------------------------ the chokepoint
@@ -132,7 +135,7 @@ class Shrinker:
     def _check_budget(self) -> None:
         if self.calls >= self.max_calls:
             self._stop(f"--max-calls {self.max_calls} reached")
-        if self.seconds is not None and time.monotonic() - self.start > self.seconds:
+        if self.seconds is not None and clock.now() - self.start > self.seconds:
             self._stop("time budget reached")
         if self.stall is not None and self.calls - self.last_adopted >= self.stall:
             self._stop(f"stalled: {self.stall} calls in a row adopted nothing")
@@ -152,9 +155,12 @@ class Shrinker:
     def drop_other_outputs(self) -> bool:
         """Outputs other than the diverging one keep their whole subgraphs alive. A diverging
         gradient (training) is of an input, and the outputs it flows back from are not known:
-        they are dropped ddmin-style, as many as keep it."""
+        they are dropped ddmin-style, as many as keep it; so are all of them where the
+        divergence is in the state the program leaves in an input."""
         outputs = self.best.graph.outputs
-        if len(outputs) == 1 or self.target is None:
+        state = self.target is not None and self.target.diverging is not None and \
+            self.target.diverging.details.state_of is not None  # may keep no output at all
+        if not outputs or (len(outputs) == 1 and not state) or self.target is None:
             return False
         if self.target.node in outputs:
             graph = self.best.graph.copy()
@@ -165,7 +171,9 @@ class Shrinker:
     def _without_outputs(self, dropped: list[int]) -> Case | None:
         graph = self.best.graph.copy()
         graph.outputs = [o for o in graph.outputs if o not in dropped]
-        return derive(self.best, graph, self.best.inputs) if graph.outputs else None
+        # A program that writes its inputs may return nothing: its state is what it computes.
+        return derive(self.best, graph, self.best.inputs) \
+            if graph.outputs or graph.written_inputs() else None
 
     def output_earlier_node(self) -> bool:
         """A divergence that starts upstream hides behind the ops after it (a softmax that
@@ -216,6 +224,25 @@ class Shrinker:
             graph.replace_uses(n, new)
         return derive(self.best, graph, inputs)
 
+    def drop_writes(self) -> bool:
+        """A write that changes nothing the divergence needs keeps a view chain and its operands
+        alive: remove it, readers of what it wrote reading its target as it was before, and
+        with it what only it fed. No read of a version that no longer exists is left: the
+        candidate is checked like every graph (``ir.graph.State``)."""
+        graph = self.best.graph
+        writes = [n for n in reversed(graph.op_ids())
+                  if ops.is_statement(graph.node(n).op, graph.node(n).attrs) and graph.writes(n)]
+        return self._ddmin(writes, self._without_writes)
+
+    def _without_writes(self, nodes: list[int]) -> Case | None:
+        graph = self.best.graph.copy()
+        for n in nodes:
+            if n in graph.g:
+                node = graph.node(n)
+                graph.replace_uses(n, node.inputs[ops.alias_of(node.op, node.attrs) or 0])
+                graph.g.remove_node(n)
+        return derive(self.best, graph, self.best.inputs)
+
     def bypass_nodes(self) -> bool:
         """An op that only passes its input along (activation, norm, cast) adds nothing."""
         graph = self.best.graph
@@ -258,7 +285,7 @@ class Shrinker:
         if self.target is None or self.target.node not in graph.g:
             return False
         target = graph.node(self.target.node)
-        if any(ops.spec(graph.node(n).op).category not in ELEMENTWISE for n in graph.op_ids()):
+        if not all(ops.spec(graph.node(n).op).elementwise for n in graph.op_ids()):
             return False
         shape = target.shape
         numel = math.prod(shape)
@@ -279,10 +306,10 @@ class Shrinker:
 
     def _diverging_flat_index(self, shape: tuple[int, ...]) -> int | None:
         out = self.best.verdict.diverging if self.best.verdict else None
-        elements = out.details.get("elements") if out else None
+        elements = out.details.elements if out else None
         if not elements:
             return None
-        index = elements[0]["index"]
+        index = elements[0].index
         flat = 0
         for i, s in zip(index, shape):
             flat = flat * s + i
@@ -412,8 +439,9 @@ class Shrinker:
 
     def passes(self) -> list[Callable[[], bool]]:
         return [self.drop_other_outputs, self.output_earlier_node, self.cut_to_eager_values,
-                self.bypass_nodes, self.slice_to_diverging_elements, self.halve_dimensions,
-                self.widen_to_float32, self.simplify_constants, self.simplify_inputs]
+                self.drop_writes, self.bypass_nodes, self.slice_to_diverging_elements,
+                self.halve_dimensions, self.widen_to_float32, self.simplify_constants,
+                self.simplify_inputs]
 
     def shrink(self) -> Case:
         """Run passes to a fixpoint (or until a budget stops it: ``BudgetExhausted``); a pass
@@ -436,7 +464,7 @@ class Shrinker:
 def _is_gradient(verdict: Verdict) -> bool:
     """A diverging gradient names the input it is taken for, not an output to move."""
     out = verdict.diverging
-    return out is not None and "gradient_of" in out.details
+    return out is not None and out.details.gradient_of is not None
 
 
 def _complexity(value: float) -> tuple[int, float]:

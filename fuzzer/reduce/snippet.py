@@ -137,16 +137,22 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
         module, _, attr = case.recipe.backend.partition(":")
         lines.append(f"from {module} import {attr}")
     lines += ["", body, ""]
+    written = [graph.input_ids().index(n) for n in graph.written_inputs()]
     if case.recipe.surface.training:
-        lines += _training_helper()
+        lines += _training_helper(written)
+    elif written and (verdict is None or verdict.kind != Kind.ALIASING):
+        lines += _state_helper(written)
     lines += _input_lines(case, names, forms, inputs_file)
     lines += [f"torch._inductor.config.{k} = {v!r}" for k, v in case.recipe.config.items()]
     compiled = f"torch.compile({', '.join(['model', *backend])})"
     args = ", ".join(names)
     if verdict is not None and verdict.kind in RAISED:
         return "\n".join([*lines, _raised(verdict, compiled, args)]) + "\n"
+    if verdict is not None and verdict.kind == Kind.ALIASING:
+        return "\n".join([*lines, *_aliasing_lines(compiled, args, names)]) + "\n"
     position = verdict.output if verdict is not None and verdict.output is not None else 0
-    run = "outputs(model, {args})" if case.recipe.surface.training else "model({args})"
+    run = "outputs(model, {args})" if case.recipe.surface.training else \
+        "call(model, {args})" if written else "model({args})"
     wide = ", ".join(f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
                      for n, i in zip(names, graph.input_ids()))
     lines += [f"eager = {run.format(args=args)}[{position}]",
@@ -187,17 +193,42 @@ def _is_literal(form: str) -> bool:
     return form.startswith("torch.tensor(")  # literal_tensor's forms, strided ones included
 
 
-def _training_helper() -> list[str]:
-    """What a ``--training`` case is judged on: the outputs, then the gradients of the sum of
-    the float outputs with respect to each float input (as ``rules.forward_backward``)."""
-    return ["def outputs(fn, *xs):  # the outputs, then the gradients of their sum",
-            "    xs = [x.detach().requires_grad_(x.is_floating_point()) for x in xs]",
+def _training_helper(written: list[int]) -> list[str]:
+    """What a ``--training`` case is judged on: the outputs, the inputs it writes as the call
+    left them, then the gradients of the sum of the float outputs with respect to each other
+    float input (as ``rules.forward_backward``)."""
+    keep = f" and i not in {written!r}" if written else ""
+    state = f" + [xs[i].detach() for i in {written!r}]" if written else ""
+    return ["def outputs(fn, *xs):  # the outputs, the inputs it writes, the gradients",
+            "    xs = [x.detach().clone().requires_grad_(x.is_floating_point()"
+            f"{keep}) for i, x in enumerate(xs)]",
             "    outs = list(fn(*xs))",
             "    total = sum(o.sum() for o in outs if o.requires_grad)",
             "    wrt = [x for x in xs if x.requires_grad]",
             "    grads = torch.autograd.grad(total, wrt, allow_unused=True)",
-            "    return [o.detach() for o in outs] + "
+            f"    return [o.detach() for o in outs]{state} + "
             "[torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt)]", ""]
+
+
+def _state_helper(written: list[int]) -> list[str]:
+    """The program writes its inputs: each side runs on copies, and what it left in the ones
+    it writes is judged after its outputs (as ``rules.call``)."""
+    return ["def call(fn, *xs):  # on copies: the outputs, then the inputs it writes, after",
+            "    xs = [x.clone() for x in xs]",
+            f"    return [*fn(*xs), *(xs[i] for i in {written!r})]", ""]
+
+
+def _aliasing_lines(compiled: str, args: str, names: list[str]) -> list[str]:
+    """Which outputs share storage with which inputs, eager against compiled: the same
+    outputs in both, else a difference a caller who writes one of them sees."""
+    return ["def shared(fn, *xs):  # per output, the inputs whose storage it shares",
+            "    xs = [x.clone() for x in xs]",
+            "    ptr = lambda t: t.untyped_storage().data_ptr()  # noqa: E731",
+            f"    return [[n for n, x in zip({names!r}, xs) if ptr(o) == ptr(x)] "
+            "for o in fn(*xs)]",
+            "",
+            f"print('eager:   ', shared(model, {args}))",
+            f"print('compiled:', shared({compiled}, {args}))"]
 
 
 def _raised(verdict: Verdict, compiled: str, args: str) -> str:
@@ -208,8 +239,8 @@ def _raised(verdict: Verdict, compiled: str, args: str) -> str:
 
 def _prints(verdict: Verdict | None) -> list[str]:
     out = verdict.diverging if verdict is not None else None
-    details = out.details if out is not None else {}
-    indices = [tuple(e["index"]) for e in details.get("elements", [])[:SHOWN]]
+    elements = out.details.elements if out is not None else []
+    indices = [tuple(e.index) for e in elements[:SHOWN]]
     if out is not None and out.kind == Kind.META:
         return ["print('eager', eager.shape, eager.dtype, 'compiled', compiled.shape, "
                 "compiled.dtype)"]

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fuzzer import clock
 from fuzzer.campaign import harness
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.files import atomic_write
@@ -27,6 +28,7 @@ from fuzzer.execute.pool import RunnerPool, Until
 from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
 from fuzzer.triage import known
+from fuzzer.triage.confirm import Interpreter
 from fuzzer.triage.signature import SIGNATURE_K
 
 if TYPE_CHECKING:  # Ray is an optional extra: only a night on the ray engine loads it
@@ -38,6 +40,9 @@ Log = Callable[[str], None]
 # cold first compile can take 10 to 20 s), collect_env once a night (2 s). The bisector runs
 # only in time beyond this.
 DRAFT_RESERVE = 30.0
+# Seconds more per draft for each torch named with --confirm-with: its repro run there (a fresh
+# interpreter importing torch and one compile).
+CONFIRM_RESERVE = 30.0
 
 
 def plain_log(text: str) -> None:
@@ -63,6 +68,14 @@ class NightSettings:
     fuzz_share: float = 0.7
     engine: str = "local"  # or "ray": fuzz, minimize and triage on a Ray fleet's actors
     ray_address: str | None = None
+    # Other torches (another environment's python, e.g. a nightly build): a cause is drafted
+    # only when its minimized repro reproduces on every one of them (``triage.confirm``).
+    confirm_with: tuple[Interpreter, ...] = ()
+
+    @property
+    def draft_reserve(self) -> float:
+        """Seconds one draft needs after its cause is recorded, its confirmations included."""
+        return DRAFT_RESERVE + CONFIRM_RESERVE * len(self.confirm_with)
 
     @property
     def corpus_dir(self) -> Path:
@@ -102,6 +115,9 @@ class Night:
     harness_errors: int = 0  # numfuzz's own failures on a case or finding (campaign.harness)
     harness_messages: list[str] = field(default_factory=list)  # the first few
     stopped: str = ""  # why fuzzing stopped before its budget (the harness stop rule)
+    # Causes whose repro ran under the --confirm-with torches tonight: signature, title, the
+    # runs, whether drafted, fixed upstream in which torch, and why (``pipeline.confirmed``).
+    confirmed: list[dict] = field(default_factory=list)
     # The stage being timed and when it began, and when this file was last written (epoch
     # seconds): a kill loses no stage's time up to the last save (``count_interrupted``).
     timed_stage: str = ""
@@ -216,7 +232,7 @@ class Context:
     def left(self, deadline: float | None = None) -> float:
         """Seconds before ``deadline`` (default: the night's); infinite without one."""
         deadline = self.deadline if deadline is None else deadline
-        return math.inf if deadline is None else deadline - time.monotonic()
+        return math.inf if deadline is None else deadline - clock.now()
 
     def runners(self, deadline: float | None = None) -> RunnerPool | Until:
         """The pool for work that must end by ``deadline`` (default: the night's): a run is not
@@ -225,16 +241,14 @@ class Context:
 
     def drafts_owed(self) -> int:
         """Open root causes without a draft yet that tonight may still draft."""
-        owed = sum(1 for f in self.store.findings(status="open")
-                   if (f.draft_path is None or not Path(f.draft_path).exists())
-                   and f.upstream_state is None)  # as write_pending_drafts picks them
+        owed = sum(1 for f in self.store.findings(status="open") if f.awaits_draft)
         return min(owed, self.settings.max_drafts)
 
     def processing_deadline(self) -> float | None:
         """When minimizing and triaging must stop: the night's deadline less the time its drafts
-        need (``DRAFT_RESERVE`` for each draft owed, and for the case in flight, which may be a
+        need (``draft_reserve`` for each draft owed, and for the case in flight, which may be a
         new cause), so a cause minimized and triaged tonight is drafted tonight."""
         if self.deadline is None:
             return None
         drafts = min(self.drafts_owed() + 1, self.settings.max_drafts)
-        return self.deadline - DRAFT_RESERVE * drafts
+        return self.deadline - self.settings.draft_reserve * drafts

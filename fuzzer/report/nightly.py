@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
+from fuzzer import clock
 from fuzzer.campaign import harness
 from fuzzer.campaign.loop import Outcome
 from fuzzer.execute.pool import OutOfTime, RunnerPool
@@ -79,14 +80,14 @@ def _stages(ctx: Context) -> Path:
     of ``--time`` and checks the deadline between items, so a night ends within its budget plus
     the one item in flight; what is left over is picked up by the next night."""
     night, s = ctx.night, ctx.settings
-    start = time.monotonic()
+    start = clock.now()
     if night.stage == "fuzz":
         with _timed(ctx, "fuzz"):
             fuzz(ctx)
         ctx.advance("process")
     if s.seconds is not None:
         left = s.seconds - sum(night.stage_seconds.values())
-        ctx.deadline = time.monotonic() + max(0.0, left - SUMMARY_RESERVE)
+        ctx.deadline = clock.now() + max(0.0, left - SUMMARY_RESERVE)
     if night.stage == "process":
         with _timed(ctx, "minimize + triage"):
             process(ctx)
@@ -105,7 +106,7 @@ def _stages(ctx: Context) -> Path:
     path = write_summary(ctx)
     night.status = "done"
     ctx.advance("done")
-    ctx.log(f"night {night.id} done in {time.monotonic() - start:.0f}s: {causes_line(ctx)}; "
+    ctx.log(f"night {night.id} done in {clock.now() - start:.0f}s: {causes_line(ctx)}; "
             f"{path}")
     return path
 
@@ -121,17 +122,18 @@ def _recheck_error(ctx: Context, signature: str, err: BaseException) -> None:
 
 @contextlib.contextmanager
 def _timed(ctx: Context, stage: str) -> Iterator[None]:
-    """Add the stage's wall time to the night's; while it runs, every save of the night
-    records that it is in flight, so a kill loses none of it (``Night.count_interrupted``)."""
+    """Add the stage's time (on the budget clock, ``fuzzer.clock``: wall time) to the night's;
+    while it runs, every save of the night records that it is in flight, so a kill loses none
+    of it (``Night.count_interrupted``)."""
     night = ctx.night
     night.timed_stage, night.stage_since = stage, time.time()
     night.save(ctx.directory)
-    start = time.monotonic()
+    start = clock.now()
     try:
         yield
     finally:
         seconds = night.stage_seconds
-        seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - start, 1)
+        seconds[stage] = round(seconds.get(stage, 0.0) + clock.now() - start, 1)
         night.timed_stage, night.stage_since = "", 0.0
         night.save(ctx.directory)
 
@@ -151,7 +153,7 @@ def fuzz(ctx: Context) -> None:
             f"corpus={s.corpus_dir}"
             + (" engine=ray" if ctx.fleet is not None else ""))
     counts = Counter(night.raw_findings)
-    t0 = time.monotonic()
+    t0 = clock.now()
     hook_counted: list[int] = []  # harness errors this hook saw (it may fail on others itself)
 
     def on_outcome(outcome: Outcome) -> None:
@@ -174,7 +176,7 @@ def fuzz(ctx: Context) -> None:
         elif v.kind in COUNTED:
             night.raw_counted[str(v.kind)] = night.raw_counted.get(str(v.kind), 0) + 1
         night.raw_findings = dict(counts)
-        night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
+        night.fuzz_seconds = round(spent + clock.now() - t0, 1)
         night.save(ctx.directory)
 
     if ctx.fleet is not None:
@@ -193,7 +195,7 @@ def fuzz(ctx: Context) -> None:
     if summary.stopped:
         night.stopped = summary.stopped
         ctx.log(f"fuzzing {summary.stopped}; the rest of the night goes on")
-    night.fuzz_seconds = round(spent + time.monotonic() - t0, 1)
+    night.fuzz_seconds = round(spent + clock.now() - t0, 1)
     ctx.log(f"fuzzed {night.cases} cases in {night.fuzz_seconds:.0f}s; "
             f"raw findings: {dict(counts) or 'none'}")
 

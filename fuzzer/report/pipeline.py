@@ -8,7 +8,9 @@ is drafted as a regression), a cause recorded wontfix upstream (``findings --won
 that cause as known, any other a hit on its root cause, merged with a near match, or a new one;
 a case file an earlier night processed that tonight's campaign found again is a hit on its cause.
 A second pass picks up the slips the minimizer saved. Drafts: root causes without one and
-not recorded upstream, strongest first, at most ``max_drafts``: the plain reproducer (checked,
+not recorded upstream, strongest first, at most ``max_drafts``: with ``--confirm-with``, first
+the minimized repro under each other torch (``confirmed``: drafted only when present on every
+one; absent on a newer torch, recorded as fixed upstream there); the plain reproducer (checked,
 and run in a fresh interpreter), the bisector when time allows,
 ``reports/<date>/<signature>.md``, and upstream's side (``upstream.appendix``).
 
@@ -16,7 +18,7 @@ Only a case minimized to the minimizer's fixpoint is triaged and recorded (and s
 minimization stopped by a budget is kept under ``<corpus>/minimizing/`` and carried on from there
 the next night, and said so in SUMMARY.md; a case whose triage the deadline cut keeps its
 minimized form there too. Time: minimizing and triaging stop early enough to leave each draft
-owed its ``night.DRAFT_RESERVE``, so a cause recorded tonight is drafted tonight; every run,
+owed its ``NightSettings.draft_reserve``, so a cause recorded tonight is drafted tonight; every run,
 subprocess and bisector ends by the night's deadline (``Context.runners``: in-flight work is cut
 there, never judged), so a night ends within its budget.
 """
@@ -34,9 +36,9 @@ from fuzzer.ir.graph import op_chain, readable_chain
 from fuzzer.judge.kinds import RANK, Kind
 from fuzzer.judge.oracle import severity_key
 from fuzzer.report import draft, upstream
-from fuzzer.report.night import DRAFT_RESERVE, Context
+from fuzzer.report.night import Context
 from fuzzer.report.store import Finding
-from fuzzer.triage import known
+from fuzzer.triage import confirm, known
 from fuzzer.triage.attribute import Attribution, bisect_summary, run_bisect
 from fuzzer.triage.signature import (
     cause_of,
@@ -309,14 +311,19 @@ def write_pending_drafts(ctx: Context) -> None:
     env_file = ctx.directory / "collect_env.txt"
     written = sum(1 for f in ctx.store.findings() if f.draft_path
                   and Path(f.draft_path).parent == ctx.directory)
-    pending = [f for f in draft.ranked(ctx.store.findings(status="open"))
-               if (f.draft_path is None or not Path(f.draft_path).exists())
-               and f.upstream_state is None]  # a cause filed or wontfix upstream: no draft
+    # A cause filed or wontfix upstream, or fixed on a newer torch, needs no draft.
+    pending = [f for f in draft.ranked(ctx.store.findings(status="open")) if f.awaits_draft]
     for i, finding in enumerate(pending):
         if written >= ctx.settings.max_drafts or ctx.out_of_time():
             ctx.night.drafts_deferred = len(pending) - i
             ctx.log(f"{len(pending) - i} drafts wait for the next night (max drafts / time)")
             return
+        try:
+            if not confirmed(ctx, finding):
+                continue
+        except Exception as err:  # confirmed by the next resume or night
+            ctx.harness_error("confirming", finding.signature, err)
+            continue
         written += 1
         path = ctx.directory / f"{finding.signature}.md"
         # Tonight's claim not yet written is ours to finish; no claim, or an earlier night's
@@ -331,6 +338,33 @@ def write_pending_drafts(ctx: Context) -> None:
         except Exception as err:  # the draft is retried by the next resume or night
             ctx.harness_error("drafting", finding.signature, err)
         ctx.checkpoint()
+
+
+def confirmed(ctx: Context, finding: Finding) -> bool:
+    """Before a cause is drafted, its minimized repro runs under each ``--confirm-with`` torch
+    (``triage.confirm``): drafted only when it reproduces on every one. Absent on a newer torch
+    than this one: fixed upstream there, recorded in the store (never drafted), counted; absent
+    on an older one, or not run there: held back tonight, and SUMMARY.md says why. A resumed
+    night keeps what it confirmed before the kill."""
+    if not ctx.settings.confirm_with:
+        return True
+    earlier = [c for c in ctx.night.confirmed if c["signature"] == finding.signature]
+    if earlier:
+        return earlier[-1]["drafted"]
+    case = Case.load(finding.case_path)
+    pythons = ctx.settings.confirm_with
+    ctx.log(f"confirming {finding.signature} on torch {', '.join(p.torch for p in pythons)}")
+    runs = confirm.confirm_case(case, pythons, min(confirm.CONFIRM_TIMEOUT, ctx.left()))
+    decision = confirm.decide(runs)
+    ctx.store.record_confirmations(finding.signature, runs, decision.fixed_in)
+    ctx.night.confirmed.append({"signature": finding.signature, "title": finding.title,
+                                "runs": [r.to_dict() for r in runs],
+                                "drafted": decision.drafted, "fixed_in": decision.fixed_in,
+                                "why": decision.why})
+    ctx.checkpoint()  # what was confirmed survives a kill, as the store's record does
+    ctx.log(f"  {finding.signature}: {decision.why}"
+            + ("" if decision.drafted else "; not drafted"))
+    return decision.drafted
 
 
 def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
@@ -358,7 +392,7 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
         result = draft.run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()))
     # Versions before the bisector, which may take all the time the night has left.
     env = draft.collect_env_cached(env_file, timeout=max(1.0, min(draft.ENV_TIMEOUT, ctx.left())))
-    spare = ctx.left() - DRAFT_RESERVE * after
+    spare = ctx.left() - ctx.settings.draft_reserve * after
     if ctx.settings.bisect and attribution is not None and attribution.bisect is None:
         if spare >= BISECT_MIN:
             ctx.log(f"bisecting {finding.signature}")
@@ -368,8 +402,10 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
         else:
             attribution.bisect = {"status": "not run", "message": "no time left tonight"}
     finding = ctx.store.get(finding.signature)
+    confirmations = ctx.store.confirmations(finding.signature) \
+        if ctx.settings.confirm_with else None  # tonight's, not an earlier night's
     text = draft.render_draft(finding, case, attribution, plain, result, env, path,
-                              ctx.store.sightings(finding.signature), repro)
+                              ctx.store.sightings(finding.signature), repro, confirmations)
     # Upstream's side, after the body: a known fix this torch holds, duplicates found so far.
     text += upstream.appendix(ctx.store, finding, ctx.settings.known_file, _versions()[0])
     draft.write_draft(path, text)

@@ -98,8 +98,9 @@ def _recheck_one(store: Store, pool: RunnerPool, finding: Finding, k: int) -> Re
         result.after = "open"
     elif result.reproduced:
         result.after = "flaky"
-    elif all(not v.is_finding and v.kind != Kind.SKIP for v in verdicts):
-        result.after = "fixed"  # ok, or compiled now no worse than eager
+    elif all(not v.is_finding and v.kind not in (Kind.SKIP, Kind.EXPECTED) for v in verdicts):
+        # ok, or compiled now no worse than eager; "expected" still diverges by default
+        result.after = "fixed"
     else:
         kinds = ", ".join(sorted({v.kind for v in verdicts}))
         result.message = f"does not reproduce but is not clean either ({kinds}); status kept"

@@ -10,16 +10,22 @@ status, fixed_in, paths, attribution), ``causes`` (its signature fields, for mer
 matches), ``sightings`` (the heads and graphs it was found through), ``versions_seen`` (which
 torch/triton builds saw it), ``known_hits`` (causes matched to ``fuzzer/known.toml``, not
 drafted) and ``processed`` (which case files each night has dealt with, for resuming a killed
-night), ``upstream_search`` (the likely duplicates GitHub's issue search gave for a cause).
+night), ``upstream_search`` (the likely duplicates GitHub's issue search gave for a cause),
+``confirmations`` (the last run of a cause's repro under each other torch named with
+``--confirm-with``, ``triage.confirm``).
 
 A root cause's life upstream is apart from its recheck status: ``upstream_state`` is ``filed``
 or ``wontfix`` (closed upstream as expected behaviour), with ``upstream_url`` the issue.
+``fixed_upstream`` is the torch version of a newer environment (``nightly --confirm-with``) on
+which the cause no longer reproduces: fixed upstream there, so it is not drafted.
 
 Schema versions: a store is readable by the numfuzz whose ``SCHEMA_VERSION`` it carries. Tables
 added since version 1 are created on open (an older numfuzz ignores a table it does not know);
 version 2 added columns to ``findings`` (an older numfuzz cannot read those rows, hence the new
-version): a version-1 store gains them on open, in one transaction, and says version 2 from then
-on. A store of a version this numfuzz does not know is refused, untouched.
+version), and version 3 the column ``fixed_upstream`` and the table ``confirmations`` (a version-2
+numfuzz would draft a cause fixed upstream): an older store gains them on open, in one
+transaction, and says version 3 from then on. A store of a version this numfuzz does not know
+is refused, untouched.
 """
 
 from __future__ import annotations
@@ -30,18 +36,22 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fuzzer.errors import StoreError
+
+if TYPE_CHECKING:  # the store itself needs no torch: a confirmation's type is imported to read one
+    from fuzzer.triage.confirm import Run
 
 DB_NAME = "findings.sqlite"
 STATUSES = ("open", "fixed", "flaky")
 UPSTREAM_STATES = ("filed", "wontfix")  # what a person recorded of the cause upstream
-SCHEMA_VERSION = 2
-READABLE = ("1", "2")  # versions this numfuzz opens (1 is migrated to 2 on open)
+SCHEMA_VERSION = 3
+READABLE = ("1", "2", "3")  # versions this numfuzz opens (older ones are migrated on open)
 # Columns added to ``findings`` since version 1: ALTERed into older stores, created in new ones.
 ADDED_COLUMNS = {"upstream_state": "TEXT CHECK (upstream_state IN ('filed', 'wontfix'))",
-                 "upstream_url": "TEXT"}
+                 "upstream_url": "TEXT",
+                 "fixed_upstream": "TEXT"}  # version 3: no longer on this newer torch
 
 META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 SCHEMA = """
@@ -108,6 +118,17 @@ CREATE TABLE IF NOT EXISTS upstream_search (
     at        TEXT NOT NULL,
     results   TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS confirmations (
+    signature TEXT NOT NULL,
+    python    TEXT NOT NULL,
+    torch     TEXT NOT NULL,
+    outcome   TEXT NOT NULL,
+    code      INTEGER,
+    output    TEXT NOT NULL,
+    seconds   REAL NOT NULL,
+    at        TEXT NOT NULL,
+    PRIMARY KEY (signature, python)
+);
 """
 
 
@@ -145,7 +166,16 @@ class Finding:
     checked_at: str | None = None
     upstream_state: str | None = None  # filed / wontfix, recorded by `findings --filed/--wontfix`
     upstream_url: str | None = None
+    fixed_upstream: str | None = None  # a newer torch it no longer reproduces on (--confirm-with)
     versions: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def awaits_draft(self) -> bool:
+        """Open, without a written draft, and nothing upstream says it needs none (filed,
+        wontfix, or fixed on a newer torch): what the nightly drafts."""
+        return self.status == "open" and (self.draft_path is None or not
+                                          Path(self.draft_path).exists()) \
+            and self.upstream_state is None and self.fixed_upstream is None
 
     def to_dict(self) -> dict:
         data = dict(self.__dict__)
@@ -326,6 +356,19 @@ class Store:
                                 "WHERE signature = ?", (state, url, signature))
         return cursor.rowcount == 1
 
+    def record_confirmations(self, signature: str, runs: list[Run],
+                             fixed_upstream: str | None = None) -> None:
+        """A cause's repro run under other torches (replacing the last such runs), and the
+        newer torch it no longer reproduces on, if any (then it is not drafted)."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM confirmations WHERE signature = ?", (signature,))
+            for r in runs:
+                db.execute("INSERT OR REPLACE INTO confirmations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           (signature, r.python, r.torch, r.outcome, r.code, r.output,
+                            r.seconds, now()))
+            db.execute("UPDATE findings SET fixed_upstream = ? WHERE signature = ?",
+                       (fixed_upstream, signature))
+
     def record_search(self, signature: str, query: str, results: list[dict]) -> None:
         """The likely duplicates an upstream issue search gave for a cause (the last search)."""
         with self.transaction() as db:
@@ -372,6 +415,14 @@ class Store:
                               "signature = ?", (signature,)).fetchone()
         return {"query": row["query"], "at": row["at"], "results": json.loads(row["results"])} \
             if row else None
+
+    def confirmations(self, signature: str) -> list[Run]:
+        """The last runs of a cause's repro under other torches, in the order they ran."""
+        from fuzzer.triage.confirm import Run
+
+        rows = self.db.execute("SELECT python, torch, outcome, code, output, seconds FROM "
+                               "confirmations WHERE signature = ? ORDER BY rowid", (signature,))
+        return [Run(**dict(row)) for row in rows]
 
     def sightings(self, signature: str) -> list[tuple[str, str]]:
         return [(r["head"], r["graph"]) for r in self.db.execute(

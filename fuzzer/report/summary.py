@@ -3,7 +3,8 @@
 First whether the night was clean (harness errors), then throughput and where the time went by
 strategy, root causes new / known / recurring / fixed, the new findings ranked with their drafts
 and ``gh`` commands, known causes hit (built in, or recorded wontfix upstream) and new ones that
-match a known fix this torch holds, recurring ones, the recheck per cause (with ready comments
+match a known fix this torch holds, the causes confirmed on other torches (``--confirm-with``:
+drafted, fixed upstream, or held back), recurring ones, the recheck per cause (with ready comments
 for filed issues now fixed), crashes, what was not reproducible or was left for the next night,
 and the time per stage.
 """
@@ -43,7 +44,8 @@ def summary_text(ctx: Context) -> str:
              f"seed {night.seed}; started {night.started}, "
              f"summary written {now()}.", "", *_health(ctx),
              *_throughput(night), *_causes(ctx, new, recurring), *_new_section(ctx, new),
-             *_known_section(ctx, store.known_hits(night.id)), *_recurring_section(recurring),
+             *_known_section(ctx, store.known_hits(night.id)), *_confirm_section(ctx),
+             *_recurring_section(recurring),
              *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
              *_other_section(other, night),
              *_stage_section(ctx)]
@@ -74,23 +76,60 @@ def recurring_tonight(rows: list) -> list[str]:
 
 
 def cause_counts(ctx: Context) -> dict[str, int]:
-    """Tonight's root causes: new, known hits (not drafted), recurring, fixed, and the case
-    files left for the next night; what SUMMARY.md's table and the nightly's last log line
-    both say."""
+    """Tonight's root causes: new, known hits (not drafted), recurring, fixed, the case
+    files left for the next night, and of those confirmed on other torches (``--confirm-with``)
+    how many were drafted, fixed upstream, or held back; what SUMMARY.md and the nightly's last
+    log line both say."""
     rows = list(ctx.store.night_rows(ctx.night.id))
+    confirmed = ctx.night.confirmed
     return {"new": len({r["signature"] for r in rows if r["outcome"] == "new"}),
             "known": sum(ctx.store.known_hits(ctx.night.id).values()),
             "recurring": len(recurring_tonight(rows)),
             "fixed": sum(r["after"] == "fixed" for r in ctx.night.rechecks),
-            "left": ctx.night.backlog}
+            "left": ctx.night.backlog,
+            "confirmed": sum(c["drafted"] for c in confirmed),
+            "fixed_upstream": sum(c["fixed_in"] is not None for c in confirmed),
+            "held_back": sum(not c["drafted"] and c["fixed_in"] is None for c in confirmed)}
 
 
 def causes_line(ctx: Context) -> str:
     """One line for the log: the same counts as SUMMARY.md's root-cause table."""
     n = cause_counts(ctx)
-    return (f"root causes: {n['new']} new, {n['known']} known hits (counted, not drafted), "
+    line = (f"root causes: {n['new']} new, {n['known']} known hits (counted, not drafted), "
             f"{n['recurring']} recurring, {n['fixed']} fixed; {n['left']} case files wait for "
             "the next night")
+    return line + (f"; {_confirmed_counts(ctx)}" if ctx.settings.confirm_with else "")
+
+
+def _confirmed_counts(ctx: Context) -> str:
+    n = cause_counts(ctx)
+    torches = ", ".join(p.torch for p in ctx.settings.confirm_with)
+    return (f"confirmed on torch {torches}: {n['confirmed']} on every one (drafted), "
+            f"{n['fixed_upstream']} fixed upstream on a newer torch (not drafted), "
+            f"{n['held_back']} not on every one (not drafted)")
+
+
+def _confirm_section(ctx: Context) -> list[str]:
+    """Causes whose minimized repro ran under the torches named with ``--confirm-with``: per
+    version whether it reproduces, and whether it was drafted."""
+    if not ctx.settings.confirm_with:
+        return []
+    confirmed = ctx.night.confirmed
+    lines = [f"## Confirmed on other torches: {len(confirmed)} causes", "",
+             f"{_confirmed_counts(ctx)}. A cause is drafted only when its minimized repro "
+             "reproduces on every torch named; one that no longer reproduces on a newer torch "
+             "is recorded as fixed upstream there and never drafted.", ""]
+    if not confirmed:
+        return lines + ["None tonight.", ""]
+    torches = [p.torch for p in ctx.settings.confirm_with]
+    lines += [f"| signature | title | {' | '.join(f'torch {v}' for v in torches)} | drafted |",
+              "|---|---|" + "---|" * len(torches) + "---|"]
+    for c in confirmed:
+        said = {r["torch"]: r["outcome"] for r in c["runs"]}
+        cells = " | ".join(said.get(v, "-") for v in torches)
+        verdict = "yes" if c["drafted"] else f"no: {c['why']}"
+        lines.append(f"| `{c['signature']}` | {c['title']} | {cells} | {verdict} |")
+    return lines + [""]
 
 
 def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[str]:
@@ -189,9 +228,12 @@ def _new_section(ctx: Context, new: list[Finding]) -> list[str]:
     lines += ["Ranked: non-finite, then flips far from their boundary, then the rest. Each "
               "draft was generated by numfuzz; a person must check it before filing.", "",
               "| # | signature | title | reliability | draft |", "|---|---|---|---|---|"]
+    held = {c["signature"] for c in ctx.night.confirmed if not c["drafted"]}
     for i, f in enumerate(new, 1):
         rel = f"{f.reliability[0]}/{f.reliability[1]}" if f.reliability else "-"
-        link = f"[{Path(f.draft_path).name}]({Path(f.draft_path).name})" if f.draft_path else "-"
+        link = f"[{Path(f.draft_path).name}]({Path(f.draft_path).name})" if f.draft_path else \
+            f"none: fixed upstream in torch {f.fixed_upstream}" if f.fixed_upstream else \
+            "none tonight: not on every --confirm-with torch" if f.signature in held else "-"
         lines.append(f"| {i} | `{f.signature}` | {f.title} | {rel} | {link} |")
     lines += ["", "To file one after checking it (numfuzz never files anything):", ""]
     lines += [f"    {draft.gh_command(f.title, Path(f.draft_path))}" for f in new if f.draft_path]

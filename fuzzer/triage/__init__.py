@@ -1,4 +1,5 @@
 """Stage 9, triage: which knob or compiler stage makes a divergence vanish (``attribute``), the
-bug's stable signature (``signature``) and what is already known upstream (``known``).
+bug's stable signature (``signature``), what is already known upstream (``known``, each entry
+measured by its repro), and a script run under another environment's torch (``confirm``).
 May import every earlier stage.
 """

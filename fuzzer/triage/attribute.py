@@ -31,12 +31,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fuzzer import clock
 from fuzzer.corpus.case import Case
 from fuzzer.execute import config as inductor_options
 from fuzzer.execute.flags import Flags
@@ -226,7 +226,7 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
     absent = inductor_options.missing(knob.config)
     if absent:  # knobs come and go between releases: detected, never assumed
         return KnobResult(knob.name, "n/a", f"not in this torch ({', '.join(absent)})")
-    start = time.monotonic()
+    start = clock.now()
     runner = pool.get(case.device, knob.env)
     seen: Counter = Counter()
     verdict = None
@@ -236,7 +236,7 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
         seen[outcome_of(case.verdict, verdict)] += 1
     outcome, votes = seen.most_common(1)[0]
     return KnobResult(knob.name, outcome if votes > k // 2 else "unstable", verdict.summary(),
-                      round(time.monotonic() - start, 2))
+                      round(clock.now() - start, 2))
 
 
 def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
@@ -246,11 +246,11 @@ def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
     the baseline is gone. ``stop`` (a deadline) is asked before each run: OutOfTime when it
     says so."""
     say = progress or (lambda text: None)
-    start = time.monotonic()
+    start = clock.now()
 
     def check_time() -> None:
         if stop is not None and stop():
-            raise OutOfTime(f"deadline reached after {time.monotonic() - start:.0f}s of triage")
+            raise OutOfTime(f"deadline reached after {clock.now() - start:.0f}s of triage")
 
     if case.verdict is None or not case.verdict.is_finding:
         return Attribution(False, "the case records no divergence")
@@ -265,7 +265,7 @@ def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
             result = flip(case, knob, pool, k)
             say(f"knob {knob.name}: {result.outcome}")
             attribution.knobs.append(result)
-    attribution.seconds = round(time.monotonic() - start, 1)
+    attribution.seconds = round(clock.now() - start, 1)
     return attribution
 
 
@@ -291,23 +291,23 @@ def run_bisect(case: Case, timeout: float = 900) -> dict:
                                                 f"compiles with {case.recipe.backend}"}
     if case.verdict is None or case.verdict.kind == Kind.TIMEOUT:
         return {"status": "skipped", "message": "timeouts are not bisected"}
-    start = time.monotonic()
+    start = clock.now()
     with tempfile.TemporaryDirectory(prefix="numfuzz-bisect-") as tmp:
         path = case.save(Path(tmp) / "case.pt")
         env = {**os.environ, "PYTHONPATH": _python_path(), **FRESH_ENV}
         try:
-            proc = subprocess.run([sys.executable, "-m", "fuzzer.triage.attribute", "bisect",
-                                   str(path)], env=env, capture_output=True, text=True,
-                                  timeout=timeout)
+            proc = clock.run_subprocess([sys.executable, "-m", "fuzzer.triage.attribute",
+                                         "bisect", str(path)], timeout, env=env,
+                                        capture_output=True, text=True)
         except subprocess.TimeoutExpired:
             return {"status": "timeout", "message": f"no answer within {timeout:.0f}s",
-                    "seconds": round(time.monotonic() - start, 1)}
+                    "seconds": round(clock.now() - start, 1)}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = " | ".join(proc.stderr.strip().splitlines()[-2:])[:300]
         return {"status": "error", "message": f"exit {proc.returncode}: {tail}",
-                "seconds": round(time.monotonic() - start, 1)}
-    return {**json.loads(lines[-1]), "seconds": round(time.monotonic() - start, 1)}
+                "seconds": round(clock.now() - start, 1)}
+    return {**json.loads(lines[-1]), "seconds": round(clock.now() - start, 1)}
 
 
 def _bisect_child(path: str) -> dict:

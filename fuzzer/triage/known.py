@@ -8,17 +8,34 @@ An entry's ``status`` is what upstream decided: ``open`` (no released fix known)
 (closed as expected behaviour) or ``fixed`` with ``fixed_in``, the first torch release holding
 the fix. A match on a torch older than ``fixed_in`` is known ("fixed in X"); a match on
 ``fixed_in`` or later means the bug came back (``Known.reappeared``): a regression, drafted.
+
+Each entry carries a ``repro``: a few lines of plain torch that exit 1 while the bug is there.
+``check`` runs them under this torch and others (``triage.confirm``) and ``measure`` says, per
+entry, when it was fixed as measured and where the file says otherwise; ``write_measured``
+puts that back into the file, editing only the entry's ``status`` and ``fixed_in`` lines
+(``numfuzz known --check --write``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import torch
 
+from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import InputError
+from fuzzer.triage.confirm import (
+    ABSENT,
+    CONFIRM_TIMEOUT,
+    REPRODUCES,
+    Interpreter,
+    Run,
+    release,
+    run_under,
+)
 
 KNOWN_FILE = Path(__file__).resolve().parent.parent / "known.toml"
 # One op has several spellings: ``torch.remainder`` and ``operator.mod`` in a captured model,
@@ -56,6 +73,7 @@ class Known:
     torch: str = ""
     status: str = "open"  # what upstream decided (STATUSES); files without it are open
     fixed_in: str = ""  # with status "fixed": the first torch release holding the fix
+    repro: str = ""  # a standalone torch script: exit 1 the bug is there, 0 not, 2 cannot run
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -140,3 +158,161 @@ def match(fields: dict, known: tuple[Known, ...] | None = None,
     regression); else None."""
     found = [e for e in (entries() if known is None else known) if e.matches(fields, version)]
     return next((e for e in found if not e.reappeared(version)), found[0] if found else None)
+
+
+# ------------------------------------------------------------------ measured by the repros
+
+
+@dataclass
+class Measured:
+    """One entry's ``repro`` run under each torch, oldest first, and what that says of the file:
+    ``fixed_in``, measured (the oldest release it no longer reproduces on, after one it does);
+    ``note`` where the file says otherwise; ``change``, what ``known --check --write`` sets
+    (``status``, and ``fixed_in``: None removes it)."""
+
+    entry: Known
+    runs: list[Run]
+    fixed_in: str | None = None
+    note: str = ""
+    change: dict | None = None
+
+    def to_dict(self) -> dict:
+        return {"id": self.entry.id, "status": self.entry.status,
+                "fixed_in": self.entry.fixed_in or None,
+                "runs": [r.to_dict() for r in self.runs], "measured_fixed_in": self.fixed_in,
+                "note": self.note, "change": self.change}
+
+
+def version_of(text: str) -> torch.torch_version.TorchVersion:
+    return torch.torch_version.TorchVersion(text.split("+")[0])
+
+
+def measure(entry: Known, runs: list[Run]) -> Measured:
+    """What the runs say of the entry. Runs that could not run are shown, never counted. The
+    file's ``fixed_in`` agrees with a measurement when it lies after the newest release that
+    reproduces and no later than the first that does not after it (the releases between were
+    not measured)."""
+    runs = sorted(runs, key=lambda r: version_of(r.torch))
+    found = Measured(entry, runs)
+    ran = [r for r in runs if r.outcome in (REPRODUCES, ABSENT)]
+    said = entry.state(ran[-1].torch if ran else None)
+    if not entry.repro or not ran:
+        found.note = "no repro in the file" if not entry.repro else "ran on no torch here"
+        return found
+    present = [i for i, r in enumerate(ran) if r.outcome == REPRODUCES]
+    if not present:  # fixed before the oldest torch measured, or a repro this machine misses
+        if entry.status != "fixed" or version_of(ran[0].torch) < entry.fixed_in:
+            found.note = f"the file says {said}, but no measured torch reproduces it"
+        return found
+    last = ran[present[-1]]
+    gone = ran[present[-1] + 1:]
+    if gone:  # fixed after the newest torch that still reproduces
+        found.fixed_in = release(gone[0].torch)
+        if entry.status == "fixed" and version_of(release(last.torch)) < entry.fixed_in \
+                and version_of(entry.fixed_in) <= found.fixed_in:
+            return found
+        found.note = (f"the file says {said}, but it reproduces on {last.torch} and not on "
+                      f"{gone[0].torch}: fixed in {found.fixed_in}")
+        found.change = {"status": "fixed", "fixed_in": found.fixed_in}
+    elif entry.status == "fixed" and version_of(entry.fixed_in) <= release(last.torch):
+        found.note = f"the file says fixed in {entry.fixed_in}, but {last.torch} still reproduces"
+        found.change = {"status": "open", "fixed_in": None}
+    return found
+
+
+def check(known: tuple[Known, ...], pythons: Sequence[Interpreter],
+          timeout: float = CONFIRM_TIMEOUT,
+          progress: Callable[[str], None] | None = None) -> list[Measured]:
+    """Every entry's repro, each in a fresh process under each interpreter, measured."""
+    import tempfile
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="numfuzz-known-") as folder:
+        for entry in known:
+            script = Path(folder) / f"{entry.id}.py"
+            runs = []
+            if entry.repro:
+                atomic_write(script, entry.repro)
+                for python in pythons:
+                    runs.append(run_under(script, python, timeout))
+                    if progress:
+                        progress(f"{entry.id}: torch {python.torch}: {runs[-1].outcome}")
+            results.append(measure(entry, runs))
+    return results
+
+
+def write_measured(path: Path, measured: list[Measured]) -> list[str]:
+    """Each entry's ``change`` written into the file at ``path``, a targeted edit of that
+    entry's block (every other line and comment kept); the ids changed."""
+    text = path.read_text()
+    changed = [m for m in measured if m.change]
+    for m in changed:
+        text = rewrite_entry(text, m.entry.id, m.change["status"], m.change["fixed_in"])
+    if changed:
+        atomic_write(path, text)
+        entries.cache_clear()  # read afresh from now on
+    return [m.entry.id for m in changed]
+
+
+def rewrite_entry(text: str, entry_id: str, status: str, fixed_in: str | None) -> str:
+    """``text`` with entry ``entry_id``'s ``status`` and ``fixed_in`` lines set (added after its
+    ``torch`` line when missing; ``fixed_in`` removed when None); checked by reading it back."""
+    import tomllib
+
+    lines = text.splitlines(keepends=True)
+    block = _block(lines, entry_id)
+    keys = {_key(lines[i]): i for i in block if _key(lines[i])}
+    anchor = keys.get("status", keys.get("torch", keys.get("id")))
+    edits = {"status": f'status = "{status}"\n',
+             "fixed_in": f'fixed_in = "{fixed_in}"\n' if fixed_in else None}
+    for key, line in edits.items():  # status first, so fixed_in lands after it
+        keys = {_key(lines[i]): i for i in _block(lines, entry_id) if _key(lines[i])}
+        if key in keys:
+            lines[keys[key]:keys[key] + 1] = [line] if line else []
+        elif line:
+            anchor = keys.get("status", anchor)
+            lines.insert(anchor + 1, line)
+    new = "".join(lines)
+    try:
+        entry = next(e for e in tomllib.loads(new)["known"] if e.get("id") == entry_id)
+    except (ValueError, StopIteration, KeyError) as err:
+        raise InputError(f"known list: cannot edit entry {entry_id!r} in place ({err})") \
+            from None
+    if (entry.get("status"), entry.get("fixed_in")) != (status, fixed_in):
+        raise InputError(f"known list: editing entry {entry_id!r} in place did not give "
+                         f"status {status!r}, fixed_in {fixed_in!r}")
+    return new
+
+
+def _block(lines: list[str], entry_id: str) -> list[int]:
+    """The line numbers of entry ``entry_id``'s table, outside multi-line strings."""
+    tables: list[list[int]] = []
+    quoted = False
+    for i, line in enumerate(lines):
+        if not quoted and line.strip() == "[[known]]":
+            tables.append([])
+        elif tables and not quoted:
+            tables[-1].append(i)
+        if line.count("'''") % 2 or line.count('"""') % 2:
+            quoted = not quoted
+    for table in tables:
+        if any(_key(lines[i]) == "id" and _value(lines[i]) == entry_id for i in table):
+            return table
+    raise InputError(f"known list: no entry {entry_id!r}")
+
+
+def _value(line: str) -> object:
+    """The value a one-line ``key = value`` sets (a comment after it allowed)."""
+    import tomllib
+
+    try:
+        return next(iter(tomllib.loads(line).values()))
+    except (ValueError, StopIteration):
+        return None
+
+
+def _key(line: str) -> str:
+    """The key a top-level ``key = value`` line sets, else ''."""
+    name, sep, _ = line.partition("=")
+    return name.strip() if sep and not line.startswith((" ", "#")) and \
+        name.strip().isidentifier() else ""

@@ -108,7 +108,7 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
 
 def _is_gradient(verdict: Verdict | None) -> bool:
     out = verdict.diverging if verdict is not None else None
-    return out is not None and "gradient_of" in out.details
+    return out is not None and out.details.gradient_of is not None
 
 
 def signature_of(fields: dict) -> str:

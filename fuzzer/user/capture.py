@@ -74,13 +74,17 @@ def capture_module(model: torch.nn.Module, inputs: list[torch.Tensor],
     except Exception as err:
         raise CaptureError(f"{where}: Model cannot be copied: {one_line(err)}") from None
     gm, example = dynamo_graph(traced, clones, where)
-    names = {id(t): n for n, t in [*traced.named_parameters(), *traced.named_buffers()]}
-    translator = Translator(gm, example, clones, names)
+    state = [*traced.named_parameters(), *traced.named_buffers()]
+    names = {id(t): n for n, t in state}
+    pristine = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    untouched = {id(c): t for c, t in zip(clones, inputs)} | \
+        {id(t): pristine[n] for n, t in state if n in pristine}
+    translator = Translator(gm, example, clones, names, untouched,
+                            outputs=len(expected.outputs))
     try:
         translator.run()
     except ops.InvalidGraph as err:
         raise CaptureError(f"{where}: cannot represent the model: {err}") from None
-    pristine = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     for node_id in translator.graph.input_ids():
         attrs = translator.graph.node(node_id).attrs
         if attrs.get("role") == "x":

@@ -54,11 +54,16 @@ class Translator:
     """Walks an FX graph once, in order, building the IR and the case's input tensors."""
 
     def __init__(self, gm: torch.fx.GraphModule, example: list, user_inputs: list[torch.Tensor],
-                 param_names: dict[int, str]) -> None:
+                 param_names: dict[int, str], pristine: dict[int, torch.Tensor] | None = None,
+                 outputs: int | None = None) -> None:
         self.gm = gm
         self.example = example
         self.user_inputs = user_inputs
         self.param_names = param_names
+        # Tracing ran forward once, writing the example tensors a stateful model writes: each
+        # one's value before that (by id), which the replay of a write must start from.
+        self.pristine = pristine or {}
+        self.outputs = outputs  # how many the model returns; Dynamo may add side effects
         self.graph = Graph()
         self.values: dict[str, torch.Tensor] = {}
         self.ir: dict[torch.fx.Node, int] = {}  # FX node -> IR node, for tensor values
@@ -110,13 +115,13 @@ class Translator:
         self._input(node, value, role="w", name=name)
 
     def _input(self, node: torch.fx.Node, value: torch.Tensor, **attrs: Any) -> None:
-        value = value.detach().cpu().clone()
+        value = self.pristine.get(id(value), value).detach().cpu().clone()
         dtype = str(value.dtype).removeprefix("torch.")
         ops.torch_dtype(dtype)
         nid = self.graph.add("input", [], shape=tuple(value.shape), dtype=dtype, **attrs)
         self.values[str(nid)] = value
         self.ir[node] = nid
-        self.concrete[node] = value
+        self.concrete[node] = value.clone()  # replaying writes changes this copy, not the case
 
     # -------------------------------------------------------- calls
 
@@ -126,9 +131,14 @@ class Translator:
                 and self.concrete.get(source) is MULTI:
             self._pick(node)
             return
+        before = {n: self.concrete[n].clone() for n in node.all_input_nodes if n in self.ir}
         value = self._replay(node)
         reads_tensor = any(n in self.ir for n in node.all_input_nodes)
-        if isinstance(value, torch.Tensor):
+        written = [n for n, old in before.items() if not _same_bits(self.concrete[n], old)]
+        if written:  # an in-place op, ``x[i] = v``, an ``out=``: the program has state
+            self._emit(node, self._target(node), self.concrete[written[0]]
+                       if value is None else value, written=written)
+        elif isinstance(value, torch.Tensor):
             if not reads_tensor and not self._factory(node, value):
                 self.constant(node, value, name=node.name)  # random or uninitialized values
                 return
@@ -164,14 +174,13 @@ class Translator:
         return True
 
     def _replay(self, node: torch.fx.Node) -> Any:
-        """Run the node on real values (the user's own code, as their file already ran)."""
+        """Run the node on real values (the user's own code, as their file already ran): an
+        in-place op writes the values it reads, as it did in the model."""
         args = torch.fx.node.map_arg(node.args, lambda n: self.concrete[n])
         kwargs = dict(torch.fx.node.map_arg(node.kwargs, lambda n: self.concrete[n]))
-        if kwargs.get("inplace") is True:
-            kwargs["inplace"] = False
         try:
             if node.op == "call_method":
-                return getattr(args[0], _out_of_place(str(node.target)))(*args[1:], **kwargs)
+                return getattr(args[0], str(node.target))(*args[1:], **kwargs)
             return node.target(*args, **kwargs)
         except Exception as err:
             raise ops.InvalidGraph(f"{node.target} failed when replayed: {one_line(err)}") \
@@ -179,7 +188,7 @@ class Translator:
 
     def _target(self, node: torch.fx.Node) -> str:
         if node.op == "call_method":
-            target = generic.method_name(_out_of_place(str(node.target)))
+            target = generic.method_name(str(node.target))
         else:
             target = generic.target_name(node.target)
         if target is None:
@@ -189,17 +198,21 @@ class Translator:
             raise ops.InvalidGraph(f"op {shown!r} is not a tensor op numfuzz can run")
         return target
 
-    def _encode(self, value: Any, tensor_inputs: list[int]) -> Any:
-        """An FX argument as plain data; tensors become {"in": k} into ``tensor_inputs``."""
+    def _encode(self, value: Any, tensor_inputs: list[int],
+                sources: list[torch.fx.Node] | None = None) -> Any:
+        """An FX argument as plain data; tensors become {"in": k} into ``tensor_inputs`` (and
+        their FX nodes into ``sources``, position for position)."""
         if isinstance(value, torch.fx.Node):
             if value in self.ir:
-                nid = self.ir[value]
+                nid = self.graph.current(self.ir[value])  # after writes: the old alias again
                 if nid not in tensor_inputs:
                     tensor_inputs.append(nid)
+                    if sources is not None:
+                        sources.append(value)
                 return {"in": tensor_inputs.index(nid)}
-            return self._encode(self.concrete[value], tensor_inputs)
+            return self._encode(self.concrete[value], tensor_inputs, sources)
         if isinstance(value, (list, tuple)):
-            return [self._encode(v, tensor_inputs) for v in value]
+            return [self._encode(v, tensor_inputs, sources) for v in value]
         if isinstance(value, torch.dtype):
             return {"dtype": str(value).removeprefix("torch.")}
         if isinstance(value, torch.memory_format):
@@ -221,17 +234,26 @@ class Translator:
 
     def _emit(self, node: torch.fx.Node, target: str, value: torch.Tensor,
               pick: int | None = None, source: torch.fx.Node | None = None,
-              anchor: torch.fx.Node | None = None) -> None:
+              anchor: torch.fx.Node | None = None,
+              written: list[torch.fx.Node] | None = None) -> None:
+        """One IR node for the call: a registry op where one renders it exactly and it writes
+        nothing, else a generic call recording which tensor input its result shares storage
+        with (``alias``) and which it wrote (``mutates``), as the replay saw."""
         call_node = source or node
         tensor_inputs: list[int] = [self.ir[anchor]] if anchor is not None else []
-        args = [self._encode(a, tensor_inputs) for a in call_node.args]
-        kwargs = {k: self._encode(v, tensor_inputs) for k, v in call_node.kwargs.items()}
-        if kwargs.get("inplace") is True:
-            kwargs["inplace"] = False
+        sources: list[torch.fx.Node] = [anchor] if anchor is not None else []
+        args = [self._encode(a, tensor_inputs, sources) for a in call_node.args]
+        kwargs = {k: self._encode(v, tensor_inputs, sources)
+                  for k, v in call_node.kwargs.items()}
         attrs = {"target": target, "args": args, "kwargs": kwargs}
         if pick is not None:
             attrs["pick"] = pick
-        op, inputs, attrs = recognize(target, tensor_inputs, attrs, self.graph) or \
+        attrs["alias"] = next((k for k, n in enumerate(sources)
+                               if _shares(self.concrete[n], value)), None)
+        if written:
+            attrs["mutates"] = [k for k, n in enumerate(sources) if n in written]
+        op, inputs, attrs = (None if written else
+                             recognize(target, tensor_inputs, attrs, self.graph)) or \
             ("call", tensor_inputs, attrs)
         nid = self.graph.add(op, inputs, **attrs)
         got = self.graph.node(nid)
@@ -253,11 +275,16 @@ class Translator:
     def output(self, node: torch.fx.Node) -> None:
         outs = node.args[0]
         outs = outs if isinstance(outs, (tuple, list)) else [outs]
+        # The model's own outputs come first; what follows are values Dynamo stores back after
+        # the graph (``self.steps += 1`` rebinds the attribute to the in-place result). A write
+        # in place is already in the graph, judged as the state it leaves; a rebinding to a new
+        # tensor is not judged.
+        outs = outs[:self.outputs] if self.outputs is not None else outs
         ids = []
         for out in outs:
             if not isinstance(out, torch.fx.Node) or out not in self.ir:
                 raise ops.InvalidGraph("Model returns something other than tensors")
-            ids.append(self.ir[out])
+            ids.append(self.graph.current(self.ir[out]))
         if not ids:
             raise ops.InvalidGraph("Model returns no tensors")
         self.graph.outputs = ids
@@ -276,8 +303,16 @@ def _dunder_operator(target: Any) -> str | None:
     return None
 
 
-def _out_of_place(method: str) -> str:
-    """``add_`` -> ``add``: the IR is pure dataflow, so in-place updates become new values."""
-    if method.endswith("_") and not method.endswith("__") and hasattr(torch.Tensor, method[:-1]):
-        return method[:-1]
-    return method
+def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Do two tensors share storage (a view of an input, an in-place op's result)?"""
+    return bool(a.numel() and b.numel()) and \
+        a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Has a replayed call left this tensor as it was (NaN equal to NaN)?"""
+    if not isinstance(a, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return bool((a == b).all())

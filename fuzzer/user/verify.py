@@ -30,25 +30,38 @@ from fuzzer.judge.oracle import Verdict
 from fuzzer.user.lift import generic_ops
 
 
-def run_eager(model: torch.nn.Module, inputs: list[torch.Tensor],
-              where: str) -> list[torch.Tensor]:
-    """The model's eager outputs on its own inputs (a copy, on clones: forward may update
-    buffers or inputs). A model that raises here has nothing to compile: CaptureError saying
-    so, with the line of the user's file it raised from."""
+@dataclass
+class EagerRun:
+    """What the model did in eager: its outputs, then its inputs and its parameters and buffers
+    (by name) as forward left them (a stateful model writes them)."""
+
+    outputs: list[torch.Tensor]
+    inputs: list[torch.Tensor]
+    state: dict[str, torch.Tensor]
+
+
+def run_eager(model: torch.nn.Module, inputs: list[torch.Tensor], where: str) -> EagerRun:
+    """The model in eager on its own inputs (a copy, on clones: forward may update buffers or
+    inputs). A model that raises here has nothing to compile: CaptureError saying so, with the
+    line of the user's file it raised from."""
     try:
         model = copy.deepcopy(model)
     except Exception as err:
         raise CaptureError(f"{where}: Model cannot be copied: {one_line(err)}") from None
+    args = [t.clone() for t in inputs]
     try:
-        return tensor_leaves(model(*[t.clone() for t in inputs]))
+        outputs = tensor_leaves(model(*args))
     except Exception as err:
         raise CaptureError(f"{where}: Model itself raises in eager, before any compile: "
                            f"{one_line(err)}{raised_at(err, where)}") from None
+    state = {n: t.detach() for n, t in [*model.named_parameters(), *model.named_buffers()]}
+    return EagerRun(outputs, args, state)
 
 
-def check_faithful(expected: list[torch.Tensor], graph: Graph, values: dict[str, torch.Tensor],
+def check_faithful(expected: EagerRun, graph: Graph, values: dict[str, torch.Tensor],
                    where: str) -> None:
-    """The captured program's eager outputs must be the model's (``expected``), bit for bit."""
+    """The captured program's eager outputs must be the model's (``expected``), bit for bit,
+    and so must every input, parameter or buffer it writes be after the call."""
     program = render.load(render.render_model(graph), "model")
     args = [values[str(n)].clone() for n in graph.input_ids()]
     try:
@@ -56,9 +69,17 @@ def check_faithful(expected: list[torch.Tensor], graph: Graph, values: dict[str,
     except Exception as err:
         raise CaptureError(f"{where}: the captured program fails to run: {one_line(err)}") \
             from None
-    if len(got) != len(expected) or not oracle.bitwise_equal(expected, got):
+    if len(got) != len(expected.outputs) or not oracle.bitwise_equal(expected.outputs, got):
         raise CaptureError(f"{where}: the captured program does not reproduce Model's eager "
-                           "outputs bit for bit (randomness in forward, or state it mutates)")
+                           "outputs bit for bit (randomness in forward?)")
+    inputs = graph.input_ids()
+    for node_id in graph.written_inputs():
+        attrs = graph.node(node_id).attrs
+        want = expected.inputs[attrs["arg"]] if "arg" in attrs else \
+            expected.state.get(str(attrs.get("name")))
+        if want is None or not oracle.bitwise_equal([want], [args[inputs.index(node_id)]]):
+            raise CaptureError(f"{where}: the captured program does not leave "
+                               f"{attrs.get('name', 'its input')} as Model does, bit for bit")
 
 
 @dataclass

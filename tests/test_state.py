@@ -1,0 +1,264 @@
+"""Programs with state: views that alias their base, writes through them, reads of old aliases,
+and a verdict on the state the call leaves behind. The IR's versions and statement order, the
+judged state, and fake backends that plant a wrong mutation, a lost alias, a wrong buffer
+update and a stray write."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fuzzer.execute.recipe import Recipe
+from fuzzer.execute.runner import Task
+from fuzzer.gen import inputs
+from fuzzer.gen.grammar import Builder
+from fuzzer.ir import ops, render
+from fuzzer.ir.graph import Graph
+from fuzzer.judge.kinds import Kind
+
+
+def _shift_then_add() -> Graph:
+    """``x[1:] = x[:-1].clone(); x.add_(y); return x.t() * 2, x.sum(0)``: a write of a clone of
+    the same storage (overlapping), then an in-place add, then reads of the written input."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((6, 5))
+    src = b.op("clone", b.op("slice", x, index=((None, -1, None),)))
+    shifted = b.op("setitem", x, src, index=((1, None, None),))
+    added = b.op("add_", shifted, b.input((6, 5)))
+    b.graph.outputs = [b.op("mul_scalar", b.op("t", added), value=2.0),
+                       b.op("sum", added, dim=0)]
+    b.graph.infer()
+    return b.graph
+
+
+def test_writes_render_as_statements_in_version_order() -> None:
+    graph = _shift_then_add()
+    source = render.render_model(graph)
+    lines = [ln.strip() for ln in source.splitlines() if ln.startswith("    ")]
+    assert lines[:4] == ["v1 = x0[:-1]", "v2 = v1.clone()", "x0[1:] = v2", "x0.add_(x4)"]
+    assert graph.written_inputs() == [0]
+    again = Graph.from_dict(graph.to_dict())
+    assert render.render_model(again) == source and again.digest() == graph.digest()
+
+
+def test_a_read_of_a_replaced_version_is_an_invalid_graph() -> None:
+    """``v = x * 2`` after ``x.add_(1)`` must read through the write (or a reread of it):
+    a node reading ``x`` as it was while depending on the write is no program at all."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    write = b.op("add_scalar_", x, value=1.0)
+    b.graph.add("add", [x, write])  # reads the old x and the new one: no order makes it so
+    with pytest.raises(ops.InvalidGraph, match="reads node 0 as it was before write"):
+        b.graph.infer()
+
+
+def test_a_read_before_a_write_is_ordered_before_it_whatever_its_id() -> None:
+    """Statement order follows versions, not ids: a later-added read of the old value still
+    runs before the write that replaces it."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    view = b.op("slice", x, index=((1, None, None),))
+    write = b.op("fill_", view, value=0.0)
+    old = b.graph.add("mul_scalar", [x], value=3.0)  # reads x as it was: before the fill_
+    b.graph.outputs = [old, b.current(x)]
+    b.graph.infer()
+    order = b.graph.order()
+    assert order.index(old) < order.index(write)
+    lines = [ln.strip() for ln in render.render_model(b.graph).splitlines()]
+    assert lines.index("v3 = x0 * 3.0") < lines.index("v1.fill_(0.0)")
+    assert "return (v3, x0)" in lines  # the reread renders as the old alias's name
+
+
+def test_writes_to_an_input_survive_dead_code_removal() -> None:
+    b = Builder(random.Random(0), "float32")
+    x, y = b.input((4,)), b.input((2,))
+    b.op("mul_", b.op("slice", x, index=((0, 2, None),)), b.op("exp", y))
+    b.graph.outputs = [b.op("sigmoid", y)]
+    b.graph.remove_dead()
+    b.graph.infer()
+    assert {"mul_", "exp", "slice"} <= set(b.graph.op_names())
+    assert b.graph.written_inputs() == [x]
+
+
+def _state_task(backend: str) -> Task:
+    graph = _shift_then_add()
+    _, draw = inputs.draws(graph, 0, 1)[0]
+    return Task(graph=graph, draws=[draw], recipe=Recipe(backend), keep_outputs=True)
+
+
+def test_a_clean_backend_judges_outputs_and_state(fake_runner) -> None:
+    result = fake_runner.run(_state_task("eager"))
+    assert result.verdict.kind == Kind.OK, result.verdict.summary()
+    states = [o for o in result.verdict.outputs if o.details.state_of == 0]
+    assert len(states) == 1 and len(result.verdict.outputs) == 3
+
+
+@pytest.mark.parametrize("backend, place", [
+    ("tests.fakes:drop_input_writes", "the state of input node 0 after the call"),
+    ("tests.fakes:overshoot_input_writes", "the state of input node 0 after the call"),
+])
+def test_a_wrong_write_to_an_input_is_a_finding_on_its_state(fake_runner, backend, place):
+    verdict = fake_runner.run(_state_task(backend)).verdict
+    assert verdict.is_finding and verdict.place == place, verdict.summary()
+    assert verdict.diverging.details.state_of == 0
+
+
+def test_a_stray_write_is_an_aliasing_finding(fake_runner) -> None:
+    verdict = fake_runner.run(_state_task("tests.fakes:stray_input_write")).verdict
+    assert verdict.kind == Kind.ALIASING, verdict.summary()
+    assert "compiled changed x4, which the program never writes" in verdict.summary()
+
+
+def test_a_lost_alias_is_an_aliasing_finding(fake_runner) -> None:
+    """The program returns a view of its input; compiled returns a copy."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4, 3))
+    b.op("relu_", x)
+    b.graph.outputs = [b.op("t", b.current(x))]
+    b.graph.infer()
+    _, draw = inputs.draws(b.graph, 0, 1)[0]
+    task = Task(graph=b.graph, draws=[draw], keep_outputs=True)
+    assert fake_runner.run(Task(**{**task.__dict__, "recipe": Recipe("eager")})).verdict.kind \
+        == Kind.OK
+    verdict = fake_runner.run(Task(**{**task.__dict__,
+                                      "recipe": Recipe("tests.fakes:detach_outputs")})).verdict
+    assert verdict.kind == Kind.ALIASING, verdict.summary()
+    assert "shares storage with x0 in eager, with no input compiled" in verdict.summary()
+
+
+@pytest.mark.inductor
+def test_real_inductor_judges_a_stateful_program(inductor_runner) -> None:
+    result = inductor_runner.run(_state_task("inductor"))
+    assert result.verdict.kind in (Kind.OK, Kind.BENIGN), result.verdict.summary()
+    assert any(o.details.state_of == 0 for o in result.verdict.outputs)
+
+
+def test_a_stateful_finding_minimizes_to_a_repro_and_a_plain_snippet(fake_runner, tmp_path):
+    """A planted wrong write, minimized: its repro.py (run by ``minimized``) and its plain
+    snippet both show the state of the written input after the call."""
+    from fuzzer.corpus.case import Case
+    from fuzzer.reduce.snippet import plain_repro
+    from tests.conftest import minimized, run_repro
+
+    task = _state_task("tests.fakes:overshoot_input_writes")
+    verdict = fake_runner.run(task).verdict
+    case = Case(graph=task.graph, inputs=task.draws[0], recipe=task.recipe, verdict=verdict)
+    result = minimized(case, fake_runner, tmp_path)
+    assert result.reliability[0] == result.reliability[1]
+    small = result.case
+    assert small.verdict.diverging.details.state_of is not None
+    repro = (tmp_path / "repro" / "repro.py").read_text()
+    assert "after the call" in repro and "WRITTEN = [" in repro
+    plain = plain_repro(small, fake_runner, tmp_path, "plain")
+    (tmp_path / "plain.py").write_text(plain.source)
+    assert "def call(fn, *xs)" in plain.source
+    done = run_repro(tmp_path / "plain.py", cwd=tmp_path)
+    assert done.returncode == 0 and "eager" in done.stdout, done.stdout + done.stderr
+    assert len(plain.source.splitlines()) < 25, plain.source
+
+
+def _module_task(backend: str, config: dict | None = None) -> Task:
+    """A conv, eval batch norm and relu whose weights are parameters, then a training-mode
+    batch norm whose running statistics are buffers it updates: a module with state."""
+    from fuzzer.gen import grammar
+
+    b = Builder(random.Random(0), "float32")
+    y = b.conv(b.input((2, 3, 6, 6)), 4, 3)
+    y = b.op("batch_norm", y, *[b.input((4,), r) for r in ("mean", "var", "gamma", "beta")],
+             eps=1e-5)
+    stats = [b.input((4,), r) for r in ("mean", "var", "gamma", "beta")]
+    b.graph.outputs = [b.op("batch_norm_train", b.op("relu", y), *stats, momentum=0.1,
+                            eps=1e-5)]
+    grammar.as_module(b.graph)
+    b.graph.infer()
+    _, draw = inputs.draws(b.graph, 0, 1)[0]
+    return Task(graph=b.graph, draws=[draw], recipe=Recipe(backend, config=config or {}),
+                keep_outputs=True)
+
+
+def test_a_module_runs_with_its_parameters_and_buffers(fake_runner) -> None:
+    task = _module_task("eager")
+    kinds = [task.graph.node(n).attrs.get("state") for n in task.graph.input_ids()]
+    assert kinds.count("param") == 6 and kinds.count("buffer") == 4
+    assert "class" not in render.render_model(task.graph)  # one body; the module wraps it
+    verdict = fake_runner.run(task).verdict
+    assert verdict.kind == Kind.OK, verdict.summary()
+    assert sorted(o.details.state_of for o in verdict.outputs
+                  if o.details.state_of is not None) \
+        == sorted(task.graph.written_inputs())  # the running statistics, judged
+    lost = fake_runner.run(_module_task("tests.fakes:drop_input_writes")).verdict
+    assert lost.is_finding and "state of input node" in lost.place, lost.summary()
+
+
+@pytest.mark.inductor
+def test_freezing_folds_a_modules_parameters(inductor_runner) -> None:
+    """Under ``freezing=true`` the case's verdict counts the constants Inductor made of the
+    module's parameters; without it nothing is counted."""
+    frozen = inductor_runner.run(_module_task("inductor", {"freezing": True})).verdict
+    assert frozen.frozen is not None and frozen.frozen > 0, frozen
+    assert not frozen.is_finding, frozen.summary()
+    assert inductor_runner.run(_module_task("inductor")).verdict.frozen is None
+
+
+@pytest.mark.inductor
+def test_a_real_stateful_finding_replays(inductor_runner, tmp_path) -> None:
+    """A real aliasing bug numfuzz's ``state`` strategy found and minimized (torch 2.13 and
+    2.15, CPU): after ``x.diagonal()[3:] = y``, the compiled program returns ``x.clone()`` as
+    ``x`` itself, so a later write to either changes the other (upstream #195451, open: the
+    scatter copy-back into the input changes the output's aliasing). Replayed: still that
+    finding, and its repro says so."""
+    from pathlib import Path
+
+    from fuzzer.corpus.case import Case
+    from fuzzer.reduce.repro import write_repro
+    from tests.conftest import run_repro
+
+    case = Case.load(Path(__file__).parent / "data" / "aliasing_setitem_diagonal_clone.pt")
+    assert [ln.strip() for ln in render.render_model(case.graph).splitlines()[5:9]] == [
+        "v1 = x0.diagonal(0, 0, 1)", "v1[3:] = x2", "v5 = x0.clone()", "return (v5,)"]
+    verdict = inductor_runner.run(case.task()).verdict
+    if verdict.kind != Kind.ALIASING:
+        pytest.skip(f"fixed in this torch: {verdict.summary()}")
+    assert "shares storage with no input in eager, with x0 compiled" in verdict.summary()
+    done = run_repro(write_repro(case, tmp_path / "repro"))
+    assert done.returncode == 1 and "DIVERGES" in done.stdout, done.stdout + done.stderr
+
+
+def test_training_takes_gradients_through_writes_for_inputs_it_does_not_write(fake_runner):
+    """In ``--training`` a written input (the shifted, added-to ``x0``) gets no gradient of its
+    own; the one it is written from (``x4``, through ``x0.add_(x4)``) does, judged as a float.
+    A planted wrong gradient is found there."""
+    from fuzzer.execute.surface import Surface
+
+    task = _state_task("eager")
+    recipe = Recipe("eager", surface=Surface(training=True))
+    verdict = fake_runner.run(Task(**{**task.__dict__, "recipe": recipe})).verdict
+    assert verdict.kind == Kind.OK, verdict.summary()
+    grads = [o.details.gradient_of for o in verdict.outputs
+             if o.details.gradient_of is not None]
+    assert grads == [4]  # x0 is written: no gradient is taken for it
+    planted = Recipe("tests.fakes:scaled_gradients", surface=Surface(training=True))
+    wrong = fake_runner.run(Task(**{**task.__dict__, "recipe": planted})).verdict
+    assert wrong.is_finding and "gradient of input node 4" in wrong.place, wrong.summary()
+
+
+def test_a_model_files_state_is_judged_too(fake_runner) -> None:
+    """A KernelBench file whose forward writes its input and two buffers: capture keeps the
+    writes (no rewriting ``x.relu_()`` out of place), the file's own run is judged on what it
+    leaves in them, and compiled losing those writes is a finding there."""
+    from pathlib import Path
+
+    from fuzzer.user.capture import capture_file
+
+    path = Path(__file__).parent / "models" / "state" / "counter_average_shift.py"
+    captured = capture_file(path)
+    source = render.render_model(captured.graph)
+    assert "x2[1:] = v9" in source and ".relu_()" in source and ".add_(1)" in source
+    assert len(captured.graph.written_inputs()) == 3  # the input, the counter, the average
+    for backend, finding in (("eager", False), ("tests.fakes:drop_input_writes", True)):
+        task = captured.case("cpu").task(recipe=Recipe(backend))
+        task.model_file, task.seed = str(path.resolve()), 0
+        verdict = fake_runner.run(task).verdict
+        states = [o for o in verdict.outputs if o.details.state_of is not None]
+        assert len(states) == 3 and verdict.is_finding == finding, verdict.summary()
