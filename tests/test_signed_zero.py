@@ -69,3 +69,44 @@ def test_the_rule_sees_what_a_tolerance_cannot() -> None:
     ref = eager.double()
     assert rules.output_kind(eager, compiled, ref, 1e-4) == "ok"
     assert rules.output_kind(eager, compiled, ref, 1e-4, signs=True) == "signed-zero"
+
+
+def _copysign_of(sign: str) -> Graph:
+    """``copysign(z, s)`` with ``s`` an input (``sign="given"``) or ``x * y`` (``"product"``)."""
+    b = Builder(random.Random(0), "float32")
+    z = b.input((4,))
+    s = b.input((4,)) if sign == "given" else b.op("mul", b.input((4,)), b.input((4,)))
+    b.graph.outputs = [b.op("copysign", z, s)]
+    return b.graph
+
+
+def test_a_zero_signed_by_a_nan_that_arithmetic_made_is_no_finding() -> None:
+    """A night's signed-zero (torch 2.15, ``signs``): ``copysign(x4, maximum(x0, x1) * -0.0)``
+    where ``x1`` held NaN, so the sign came from ``NaN * -0.0``, a NaN whose sign IEEE leaves
+    unspecified; eager and compiled gave different zeros and both are right. Only the elements
+    whose sign a real product decides are judged, and a NaN the caller passed in keeps its
+    sign (``copysign`` copies it)."""
+    zeros = torch.zeros(4)
+    inf, nan = float("inf"), float("nan")
+    mixed = [zeros, torch.tensor([inf, -1.0, inf, 2.0]), torch.tensor([0.0, 1.0, 0.0, 3.0])]
+    verdict = _judged(_copysign_of("product"), mixed)
+    assert verdict.kind == Kind.SIGNED_ZERO and verdict.outputs[0].details.count == 2
+    only_nans = [zeros, torch.full((4,), inf), torch.zeros(4)]
+    assert _judged(_copysign_of("product"), only_nans).kind == Kind.OK
+    given = [zeros, torch.tensor([-nan, nan, -nan, nan])]
+    assert _judged(_copysign_of("given"), given).kind == Kind.SIGNED_ZERO
+
+
+@pytest.mark.parametrize("op,ieee_negative", [("minimum", True), ("maximum", False)])
+def test_a_tie_of_zeros_is_judged_only_where_eager_gives_ieees_zero(
+        op: str, ieee_negative: bool) -> None:
+    """``minimum(-0.0, +0.0)`` is -0.0 by IEEE and ``maximum`` +0.0; eager's scalar and vector
+    paths do not always agree with it (upstream makes compiled follow IEEE, PR #194472). A
+    flipped zero at the tie is a finding where eager gave IEEE's zero, and none elsewhere."""
+    ties = [torch.tensor([-0.0, 0.0, -0.0, 0.0]), torch.tensor([0.0, -0.0, 0.0, -0.0])]
+    eager = getattr(torch, op)(*ties)
+    follows = torch.signbit(eager) == ieee_negative
+    verdict = _judged(_binary(op), ties)
+    assert (verdict.kind == Kind.SIGNED_ZERO) == bool(follows.any()), verdict.summary()
+    if follows.any():
+        assert verdict.outputs[0].details.count == int(follows.sum())

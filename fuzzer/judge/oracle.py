@@ -388,13 +388,15 @@ def _float_value(x: torch.Tensor) -> float | None:
 
 
 def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
-                dtype: str, signs: bool = False) -> tuple[str, Details]:
-    """nonfinite, hidden-nonfinite, accuracy, signed-zero (``signs``: the program defines the
-    sign of this output's zeros), benign or ok by ``rules``; the elements for the record."""
+                dtype: str, signs: bool | torch.Tensor = False) -> tuple[str, Details]:
+    """nonfinite, hidden-nonfinite, accuracy, signed-zero (``signs``: where the program defines
+    the sign of this output's zeros, everywhere or per element), benign or ok by ``rules``; the
+    elements for the record."""
     tol = TOLERANCE.get(dtype, 1e-4)
     kind = rules.output_kind(eager, compiled, ref, tol, signs=signs)
     masks = {"nonfinite": rules.nonfinite_in_compiled, "hidden-nonfinite": rules.nonfinite_hidden,
-             "benign": rules.nonfinite_benign, "signed-zero": rules.zero_sign_regressions}
+             "benign": rules.nonfinite_benign,
+             "signed-zero": lambda e, c, r: rules.zero_sign_regressions(e, c, r, signs)}
     if kind in masks:
         mask = masks[kind](eager, compiled, ref)
         flat = mask.reshape(-1).nonzero().reshape(-1)[:MAX_ELEMENTS]
@@ -419,7 +421,7 @@ def judge(eager: list[torch.Tensor], compiled: list[torch.Tensor], ref: list[tor
           undefined: list[torch.Tensor | None] | None = None,
           ordinal: list[bool] | None = None, policy: str = "float64",
           stable: list[torch.Tensor | None] | None = None,
-          signs: list[bool] | None = None) -> Verdict:
+          signs: list[bool | torch.Tensor] | None = None) -> Verdict:
     """Classify each output; the case verdict is the most severe one (a finding if any).
     ``policy`` is one of ``POLICIES``; ``stable`` per output as ``judge_discrete`` takes it,
     ``signs`` as ``judge_float`` does."""
@@ -443,7 +445,7 @@ def judge_output(i: int, node: int, e: torch.Tensor, c: torch.Tensor, r: torch.T
                  head: Head | None = None, undefined: torch.Tensor | None = None,
                  ordinal: bool = True, parity: bool = False,
                  stable: torch.Tensor | None = None,
-                 signs: bool = False) -> tuple[OutputVerdict, float]:
+                 signs: bool | torch.Tensor = False) -> tuple[OutputVerdict, float]:
     """One output's verdict (output ``i``, read from ``node``) and its ``regression_score``."""
     dtype = str(e.dtype).removeprefix("torch.")
     if c.shape != e.shape or c.dtype != e.dtype:

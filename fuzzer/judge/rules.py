@@ -390,16 +390,21 @@ def judge_selection(select, attrs, ordered, working, x64, x_eager, eager, compil
     return codes(eager), codes(compiled), codes(ref), distance, noise, strong | ~valid
 
 
-def zero_sign_regressions(eager, compiled, ref):
+def zero_sign_regressions(eager, compiled, ref, defined=True):
     """Zeros whose sign compiled gets wrong: eager and float64 exact zeros of one sign (float64
     exactly zero: no rounding put it there), compiled the zero of the other sign. Only where
-    the program defines that sign (the caller's ``signs``: every op the value flows through
-    defines a zero's sign, as IEEE and eager do for ``minimum``, ``neg``, ``copysign``, a
-    product); an op that may return either zero (a maximum among equal values) leaves it
-    undefined, and no such flip is a finding."""
+    the program defines that sign (``defined``: every op the value flows through defines a
+    zero's sign, as IEEE and eager do for ``minimum``, ``neg``, ``copysign``, a product); an
+    op that may return either zero (a maximum among equal values) leaves it undefined, and no
+    such flip is a finding. ``defined`` is True, False, or per element (a bool tensor): a
+    ``copysign`` takes its sign from a NaN that arithmetic made, whose sign IEEE leaves
+    unspecified, only there."""
     zeros = (eager == 0) & (compiled == 0) & (ref == 0)
-    return zeros & (torch.signbit(eager) == torch.signbit(ref)) & \
+    flipped = zeros & (torch.signbit(eager) == torch.signbit(ref)) & \
         (torch.signbit(compiled) != torch.signbit(eager))
+    if isinstance(defined, torch.Tensor):
+        return flipped & defined.to(flipped.device)
+    return flipped if defined else torch.zeros_like(flipped)
 
 
 def nonfinite_in_compiled(eager, compiled, ref):
@@ -476,7 +481,7 @@ def output_kind(eager, compiled, ref, tol, undefined=None, ordinal=True, strong=
     benign = nonfinite_benign(eager, compiled, ref)
     if fails_same(eager, compiled, ref, tol, ignore=benign):
         return "accuracy"
-    if signs and bool(zero_sign_regressions(eager, compiled, ref).any()):
+    if bool(zero_sign_regressions(eager, compiled, ref, signs).any()):
         return "signed-zero"
     return "benign" if bool(benign.any()) else "ok"
 

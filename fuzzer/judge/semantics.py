@@ -357,17 +357,48 @@ def stability(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tens
     return result
 
 
-def zero_signs_defined(graph: Graph, key: int | tuple) -> bool:
+def zero_signs_defined(graph: Graph, key: int | tuple,
+                       fp64: dict | None = None) -> bool | torch.Tensor:
     """Does the program define the sign of this judged value's zeros (``rules.
     zero_sign_regressions``)? Where every op it flows through does (``OpSpec.signs_zero``: IEEE
     and eager agree on it for ``minimum``, ``neg``, ``copysign``, a sum, a product, a view); one
     that may return either zero (a maximum among equal values, a reduction's identity) leaves
-    it undefined. A written input's value flows through every write to it."""
+    it undefined. A written input's value flows through every write to it. With the float64
+    values of every node (``fp64``), a per-element answer where an op leaves it undefined on
+    those values (``OpSpec.unsigned``: a copysign of a NaN that arithmetic made, a maximum of
+    -0.0 and +0.0, where eager and compiled may both be right)."""
     ends = [w for w in graph.op_ids() if key[1] in graph.writes(w)] \
         if isinstance(key, tuple) else [key]
     upstream = set(ends).union(*(nx.ancestors(graph.g, n) for n in ends)) if ends else set()
-    return all(ops.spec(graph.node(n).op).signs_zero for n in upstream
-               if not graph.node(n).is_input)
+    if not all(ops.spec(graph.node(n).op).signs_zero for n in upstream
+               if not graph.node(n).is_input):
+        return False
+    defined = True
+    for node_id in (n for n in upstream if fp64 is not None and not graph.node(n).is_input):
+        unsigned = _unsigned(graph, node_id, fp64)
+        if unsigned is None:
+            continue
+        shape = graph.node(key[1] if isinstance(key, tuple) else key).shape
+        between = nx.descendants(graph.g, node_id) & upstream
+        if tuple(graph.node(node_id).shape) != tuple(shape) or any(
+                ops.spec(graph.node(n).op).category not in ("elementwise", "binary")
+                for n in between):
+            return False  # its elements do not line up with the judged value's
+        defined = defined & ~torch.broadcast_to(unsigned, shape)
+    return defined
+
+
+def _unsigned(graph: Graph, node_id: int, fp64: dict) -> torch.Tensor | None:
+    """Where the op at ``node_id`` leaves the sign of a zero it makes undefined on these float64
+    values (``OpSpec.unsigned``), in its own shape; None where nowhere."""
+    node = graph.node(node_id)
+    rule = ops.spec(node.op).unsigned
+    values = [fp64.get(i) for i in (*node.inputs, node_id)]
+    if rule is None or not all(isinstance(v, torch.Tensor) for v in values):
+        return None
+    mask = rule([v.cpu() for v in values[:-1]], [graph.node(i).is_input for i in node.inputs],
+                values[-1].cpu())
+    return torch.broadcast_to(mask, node.shape) if bool(mask.any()) else None
 
 
 def noise_reaches(graph: Graph, key: int | tuple) -> bool:
@@ -420,7 +451,7 @@ def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Te
                            undefined_elements(graph, fp64) + [None] * len(states),
                            ordinal(graph) + [True] * len(states), policy,
                            stability(graph, eager, compiled, fp64, nudged, keys),
-                           [zero_signs_defined(graph, k) for k in keys])
+                           [zero_signs_defined(graph, k, raw[2]) for k in keys])
     note_selections(verdict, picks, *raw)
     for out in verdict.outputs[len(graph.outputs):]:
         out.details.state_of = out.node

@@ -102,6 +102,11 @@ def main():
         undefined = torch.zeros(e.shape, dtype=torch.bool)
         undefined.view(-1)[list(UNDEFINED)] = True
         undefined = undefined.to(e.device)
+    signs = SIGNS
+    if SIGNS and SIGNLESS is not None:
+        signs = torch.ones(e.shape, dtype=torch.bool)
+        signs.view(-1)[list(SIGNLESS)] = False
+        signs = signs.to(e.device)
     if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
         strong = torch.ones(e.shape, dtype=torch.bool, device=e.device)
     elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
@@ -140,7 +145,7 @@ def main():
         if not bool(stable.all()):
             print(f"  float64's own code moves under eager's rounding noise on "
                   f"{{int((~stable).sum())}} elements: no flip there is strong")
-    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY, stable, SIGNS)
+    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY, stable, signs)
     diverged = kind == KEY["kind"]
     print(f"{{PLACE}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
     if kind not in ("ok", "meta"):
@@ -149,7 +154,7 @@ def main():
                "weak-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
                "parity": lambda: discrete_mismatches(e, c, undefined),
                "nonfinite": lambda: nonfinite_in_compiled(e, c, r),
-               "signed-zero": lambda: zero_sign_regressions(e, c, r),
+               "signed-zero": lambda: zero_sign_regressions(e, c, r, signs),
                "hidden-nonfinite": lambda: nonfinite_hidden(e, c, r)}}.get(kind, lambda: e != c)()
         print(f"  {{int(bad.sum())}}/{{e.numel()}} elements")
         for index in bad.nonzero()[:8].tolist():
@@ -265,6 +270,8 @@ def repro_source(case: Case, out_dir: Path) -> str:
         "function)\n"
         f"NUDGED = {_nudged(case, output)!r}  # is its code's stability under noise measured\n"
         f"SIGNS = {_signs(case, output)!r}  # does the program define its zeros' sign\n"
+        f"SIGNLESS = {_signless(case, output)!r}  # flat indices whose zero sign it does not "
+        "(a copysign of a NaN that arithmetic made)\n"
         f"SELECT = {_select(case, output)[0]!r}  # an index output: what judges it\n"
         f"NAMES_OF = {{{', '.join(f'{n}: {case.graph.var(n)!r}' for n in case.graph.g)}}}\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
@@ -376,7 +383,20 @@ def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
 
 def _signs(case: Case, output: int) -> bool:
     node = _node(case, output)
-    return node is not None and semantics.zero_signs_defined(case.graph, node)
+    return node is not None and semantics.zero_signs_defined(
+        case.graph, node, _float64_values(case)) is not False
+
+
+def _signless(case: Case, output: int) -> list[int] | None:
+    """Elements of the output whose zero sign the program leaves undefined on the case's own
+    inputs (``semantics.zero_signs_defined``), as flat indices; None where there are none."""
+    node = _node(case, output)
+    if node is None:
+        return None
+    defined = semantics.zero_signs_defined(case.graph, node, _float64_values(case))
+    if not isinstance(defined, torch.Tensor):
+        return None
+    return [int(i) for i in (~defined).reshape(-1).nonzero().reshape(-1)] or None
 
 
 def _ordinal(case: Case, output: int) -> bool:
@@ -421,14 +441,18 @@ def _head_source(case: Case, output: int) -> list[str]:
             + f"\n\n\nBOUNDARY = {boundary.__name__}\nBOUNDARIES = {{{table}}}"]
 
 
+def _float64_values(case: Case) -> dict:
+    """The float64 value of every node on the case's own inputs."""
+    trace = render.load(render.render_trace(case.graph), "trace")
+    with torch.no_grad():
+        return rules.float64_run(trace, case.ordered_inputs())
+
+
 def _undefined(case: Case, output: int) -> list[int] | None:
     """Elements of the output numfuzz does not compare (``judge.semantics``), as flat indices."""
     if output >= len(case.graph.outputs):
         return None
-    trace = render.load(render.render_trace(case.graph), "trace")
-    with torch.no_grad():
-        values = rules.float64_run(trace, case.ordered_inputs())
-    mask = semantics.undefined_elements(case.graph, values)[output]
+    mask = semantics.undefined_elements(case.graph, _float64_values(case))[output]
     if mask is None or not bool(mask.any()):
         return None
     return [int(i) for i in mask.reshape(-1).nonzero().reshape(-1)]

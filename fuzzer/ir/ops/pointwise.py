@@ -26,9 +26,11 @@ from fuzzer.ir.ops.spec import (
     lift_gelu,
     lift_not_inplace,
     lift_scalar,
+    nan_sign_of,
     register,
     torch_names,
     unary,
+    zero_tie,
 )
 
 # ---------------------------------------------------------------- float activations
@@ -110,9 +112,11 @@ binary("mul", "{0} * {1}", meta=True, signs_zero=True, tags=("binary-float", "co
 binary("div", "{0} / {1}", meta=True, signs_zero=True, tags=("binary-float", "combine"),
        captures=("operator.truediv",))
 binary("maximum", "torch.maximum({0}, {1})", meta=True, exact=True, signs_zero=True,
-       tags=("binary-float", "combine"), captures=("torch.maximum",))
+       unsigned=zero_tie(negative=False), tags=("binary-float", "combine"),
+       captures=("torch.maximum",))
 binary("minimum", "torch.minimum({0}, {1})", meta=True, exact=True, signs_zero=True,
-       tags=("binary-float", "combine"), captures=("torch.minimum",))
+       unsigned=zero_tie(negative=True), tags=("binary-float", "combine"),
+       captures=("torch.minimum",))
 binary("floordiv", "torch.div({0}, {1}, rounding_mode='floor')", meta=True)
 
 # ---------------------------------------------------------------- the special-function vocabulary
@@ -187,7 +191,9 @@ for _name, _template, _exact in (
         ("logaddexp", "torch.logaddexp({0}, {1})", False),
         ("pow", "torch.pow({0}, {1})", False)):
     binary(_name, _template, meta=True, exact=_exact, tags=("binary-float",),
-           signs_zero=_exact)  # copysign, fmax, fmin: the sign of a zero is the op's point
+           signs_zero=_exact,  # copysign, fmax, fmin: the sign of a zero is the op's point
+           unsigned={"copysign": nan_sign_of(1), "fmax": zero_tie(negative=False),
+                     "fmin": zero_tie(negative=True)}.get(_name))
 binary("remainder", "torch.remainder({0}, {1})", meta=True)
 binary("fmod", "torch.fmod({0}, {1})", meta=True, exact=True)
 binary("truncdiv", "torch.div({0}, {1}, rounding_mode='trunc')", meta=True)

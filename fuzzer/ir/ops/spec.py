@@ -107,6 +107,12 @@ class OpSpec:
     # (``judge.rules.zero_sign_regressions``). False where either zero may come out (a maximum
     # among equal values, a reduction's order or identity) or where it is not known.
     signs_zero: bool = False
+    # Where the sign of a zero it makes is not defined after all, per element, from its inputs'
+    # float64 values, whether each is a graph input (copied as it is) and its own float64
+    # result: ``copysign`` of a NaN that arithmetic made (IEEE leaves that NaN's sign
+    # unspecified), a ``maximum`` of -0.0 and +0.0 where eager's zero is not IEEE's (eager's
+    # scalar and vector paths pick different zeros). ``judge.semantics`` reads it.
+    unsigned: Callable[[list[torch.Tensor], list[bool], torch.Tensor], torch.Tensor] | None = None
     # Reinterprets bits (``x.view(torch.int32)``): float64 cannot stand for what follows, so a
     # program holding one is judged by eager parity (``judge.semantics.float64_stands``).
     bits: bool = False
@@ -148,6 +154,31 @@ class OpSpec:
 
 
 REGISTRY: dict[str, OpSpec] = {}
+
+
+Unsigned = Callable[[list[torch.Tensor], list[bool], torch.Tensor], torch.Tensor]
+
+
+def nan_sign_of(position: int) -> Unsigned:
+    """``OpSpec.unsigned`` of an op copying input ``position``'s sign: undefined where that
+    input is a NaN arithmetic made (a graph input's NaN keeps the sign it was given)."""
+    def unsigned(values: list[torch.Tensor], given: list[bool],
+                 result: torch.Tensor) -> torch.Tensor:
+        nan = torch.isnan(values[position])
+        return torch.zeros_like(nan) if given[position] else nan
+    return unsigned
+
+
+def zero_tie(negative: bool) -> Unsigned:
+    """``OpSpec.unsigned`` of a minimum (IEEE: ``-0.0`` wins a tie of zeros, ``negative``) or a
+    maximum (``+0.0`` wins): undefined where eager's zero at such a tie is not IEEE's (eager's
+    scalar and vector paths differ there, and upstream makes compiled follow IEEE)."""
+    def unsigned(values: list[torch.Tensor], given: list[bool],
+                 result: torch.Tensor) -> torch.Tensor:
+        a, b = values[0], values[1]
+        tie = (a == 0) & (b == 0) & (torch.signbit(a) != torch.signbit(b))
+        return tie & (torch.signbit(result) != negative)
+    return unsigned
 
 
 def register(name: str, arity: int, template: str, *, meta: bool = False,

@@ -22,7 +22,7 @@ import torch
 
 from fuzzer.ir.ops.base import InvalidGraph, Shape, literal, torch_dtype
 from fuzzer.ir.ops.shapes import same_dtype, same_shape
-from fuzzer.ir.ops.spec import REGISTRY, _check_sizes, register, unary
+from fuzzer.ir.ops.spec import REGISTRY, _check_sizes, nan_sign_of, register, unary
 
 VIEW = {"category": "view", "exact": True, "alias": 0, "meta": True, "signs_zero": True}
 
@@ -144,8 +144,8 @@ for _name in ("exp", "sigmoid", "tanh", "sqrt", "rsqrt", "reciprocal", "log", "e
     write(f"{_name}_", 1, f"{{0}}.{_name}_()")
 for _name in ("add", "sub", "mul", "div", "pow", "remainder", "atan2", "hypot"):
     write(f"{_name}_", 2, f"{{0}}.{_name}_({{1}})")
-for _name in ("copysign", "fmod"):
-    write(f"{_name}_", 2, f"{{0}}.{_name}_({{1}})", exact=True)
+write("copysign_", 2, "{0}.copysign_({1})", exact=True, unsigned=nan_sign_of(1))
+write("fmod_", 2, "{0}.fmod_({1})", exact=True)
 write("addcmul_", 3, "{0}.addcmul_({1}, {2}, value={value})", attrs=("value",),
       example=((x(4, 6), x(4, 6), x(4, 6)), {"value": 0.5}))
 for _name in ("add", "mul", "div"):  # scalars: ``count.add_(1)``, ``x.mul_(0.5)``
