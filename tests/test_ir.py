@@ -155,6 +155,7 @@ OP_BUILDERS: dict[str, Callable[[Builder], int]] = {
     "shl_scalar": lambda b: b.op("shl_scalar", _int(b), value=3),
     "shr_scalar": lambda b: b.op("shr_scalar", _int(b), value=2),
     "cast": _unary("cast", to="int8"),
+    "own_dtype": _unary("own_dtype"),
     "where": lambda b: b.op("where", b.input((6,), "mask", dtype="bool"), _x(b), _x(b, (6,))),
     "masked_fill": lambda b: b.op("masked_fill", _x(b), b.input((6,), "mask", dtype="bool"),
                                   value=-1.5),

@@ -244,7 +244,8 @@ def _vocabulary_graphs() -> dict[str, Graph]:
     outs = [b.op(n, i, j) for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "floordiv",
                                     "remainder", "true_divide")]
     outs += [b.op("shl_scalar", i, value=3), b.op("shr_scalar", i, value=2),
-             b.op("bitwise_not", i), b.op("cast", i, to="int8"), b.op("where", flag, i, j),
+             b.op("bitwise_not", i), b.op("cast", i, to="int8"), b.op("own_dtype", i),
+             b.op("where", flag, i, j),
              b.op("masked_fill", i, flag, value=-7), b.op("arange_mul", i, n=9, value=2**31 + 11),
              b.op("any", i, dim=1, keepdim=True), b.op("all", i, dim=0, keepdim=False),
              b.op("prod", i, dim=1, keepdim=False), b.op("cumsum", i, dim=1),
