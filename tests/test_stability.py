@@ -98,3 +98,18 @@ def test_the_chaotic_remainder_frexp_night_case_is_no_finding(inductor_runner, t
     done = run_repro(write_repro(case, tmp_path / "repro"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "moves under eager's rounding noise" in done.stdout
+
+
+def test_a_code_of_a_subnormal_value_is_no_evidence() -> None:
+    """Below ``tiny`` eager's rounding is absolute (one subnormal step), not relative: a night's
+    int-flip (torch 2.15, ``frexp(i1(addcmul(...)))[1]`` at the smallest subnormals, eager -148,
+    compiled 0, float64 -149) was strong only because the nudge scaled with the value. Here
+    ``frexp(x * 0.5)`` of ``x = 3 * 2**-149``: float64's exponent moves under a one-step nudge."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((8,))
+    b.graph.outputs = [b.op("frexp", b.op("mul_scalar", x, value=0.5), pick=1)]
+    args = [torch.full((8,), 3 * 2.0 ** -149)]
+    verdict = _judged(b.graph, args, measure=True)
+    assert verdict.kind == Kind.WEAK_FLIP, verdict.summary()
+    normal = [torch.full((8,), 3.0)]  # the same program on normal values: stable, strong
+    assert _judged(b.graph, normal, measure=True).kind == Kind.INT_FLIP

@@ -271,22 +271,26 @@ NUDGES = 8  # seeded runs with every rounding op's value nudged: float64's code 
 
 def nudge_(value, dtype, k, node):
     """In place: ``value``, the float64 value of a node that eager computes in ``dtype`` and
-    rounds there, moved by up to that rounding's size: times ``1 + u * eps`` with ``u`` drawn
-    uniformly in [-1, 1] per element (``dtype``'s eps, so anywhere in the interval eager's
-    rounding may land) from a generator seeded with (``k``, ``node``): the same nudges in
-    numfuzz and in a repro. An element ``dtype`` holds exactly (``3.0`` after a floor division,
-    a small product of integers) had nothing to round and stays, as do zeros, infinities and
-    NaNs; a value whose elements share memory (an expanded view) is left as it is."""
+    rounds there, moved by up to that rounding's size: by ``u`` times the larger of
+    ``|value| * eps`` and the subnormal spacing ``tiny * eps`` (below ``tiny`` a rounding is
+    absolute, not relative), with ``u`` drawn uniformly in [-1, 1] per element (so anywhere
+    in the interval eager's rounding may land) from a generator seeded with (``k``, ``node``):
+    the same nudges in numfuzz and in a repro. An element ``dtype`` holds exactly (``3.0``
+    after a floor division, a small product of integers) had nothing to round and stays, as do
+    zeros, infinities and NaNs; a value whose elements share memory (an expanded view) is left
+    as it is."""
     if not value.is_floating_point() or value.numel() == 0:
         return
     gen = torch.Generator().manual_seed(k * 1_000_003 + node)
     u = torch.rand(value.shape, generator=gen, dtype=torch.float64) * 2 - 1
-    held = value.to(dtype).to(value.dtype) == value
-    step = torch.where(held.cpu(), 1.0, 1.0 + u * torch.finfo(dtype).eps)
-    step = step.to(value.device, value.dtype)
+    info = torch.finfo(dtype)
+    held = (value.to(dtype).to(value.dtype) == value).cpu()
+    wide = value.detach().double().cpu()
+    size = torch.clamp(wide.abs() * info.eps, min=info.tiny * info.eps)
+    moved = torch.where(held, wide, wide + u * size).to(value.device, value.dtype)
     with torch.no_grad():
         try:
-            value.mul_(step)
+            value.copy_(moved)
         except RuntimeError:  # overlapping memory: not a value of its own to nudge
             pass
 
