@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_gpu_smoke_dry_run_on_the_cpu(tmp_path: Path) -> None:
     out, fetch = tmp_path / "smoke", tmp_path / "fetch"
     command = ["bash", str(REPO / "bench" / "gpu_smoke.sh"), str(out), "--device", "cpu",
-               "--campaign", "3", "--workers", "1 2", "--minimize", "5s",
+               "--campaign", "3", "--workers", "1 2", "--minimize", "30s",
                "--seeds", "fma_exp_cancel", "--backend", "tests.fakes:uint8_plus_one",
                "--deadline", "240", "--fetch", str(fetch)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=400,
