@@ -151,12 +151,13 @@ def _finite_subnormal(t: torch.Tensor) -> bool:
     return bool(((a > 0) & (a < torch.finfo(t.dtype).tiny)).any())
 
 
-def nan_on_subnormal(gm, example_inputs):
-    """When any float input holds a subnormal, the first float output's first element is NaN."""
+def _nan_when(gm, condition):
+    """``gm``, except that when ``condition`` holds for any input, the first float output's
+    first element is NaN."""
 
     def run(*args):
         outs = list(gm(*args))
-        if any(_finite_subnormal(a) for a in args):
+        if any(condition(a) for a in args):
             for i, out in enumerate(outs):
                 if out.is_floating_point() and out.numel():
                     outs[i] = out.contiguous().clone()
@@ -165,6 +166,11 @@ def nan_on_subnormal(gm, example_inputs):
         return tuple(outs)
 
     return run
+
+
+def nan_on_subnormal(gm, example_inputs):
+    """When any float input holds a subnormal, the first float output's first element is NaN."""
+    return _nan_when(gm, _finite_subnormal)
 
 
 def nan_on_layout(gm, example_inputs):
@@ -172,18 +178,7 @@ def nan_on_layout(gm, example_inputs):
     (transposed, permuted, channels-last, strided, sliced, padded, expanded, at an offset), the
     first float output's first element is NaN: a divergence that only a case, replay and
     repro.py keeping the inputs' layouts exactly still show."""
-
-    def run(*args):
-        outs = list(gm(*args))
-        if any(not a.is_contiguous() or a.storage_offset() != 0 for a in args):
-            for i, out in enumerate(outs):
-                if out.is_floating_point() and out.numel():
-                    outs[i] = out.contiguous().clone()
-                    outs[i].view(-1)[0] = math.nan
-                    break
-        return tuple(outs)
-
-    return run
+    return _nan_when(gm, lambda a: not a.is_contiguous() or a.storage_offset() != 0)
 
 
 def reshape_on_empty(gm, example_inputs):
