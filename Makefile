@@ -7,7 +7,7 @@
 # (/etc/xdg/pip/constraints.txt) have the cap lifted for these two installs only, or pip would
 # take the capped release instead. CI keeps the small local CPU build for speed
 # (.ci/run: `make test TORCH=torch==2.13.0 VENV=.venv-ci`); bench/RESULTS.md records the suite
-# passing on 2.11, 2.13 and 2.15.
+# runs on 2.11, 2.13 and 2.15 (§19).
 PYTHON ?= python3
 TORCH ?= torch==2.15.0
 VENV ?= .venv
