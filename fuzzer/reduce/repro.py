@@ -237,6 +237,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
     config = "".join(f"    torch._inductor.config.{k} = {v!r}\n"
                      for k, v in case.recipe.config.items())
     eager_sdpa, compiled_sdpa = _sdpa(case)
+    signs = _zero_signs(case, output)
     header = (
         f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
         f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
@@ -269,8 +270,8 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"KINDS = {_kinds(case)!r}  # the module's parameters and buffers, per input (else a "
         "function)\n"
         f"NUDGED = {_nudged(case, output)!r}  # is its code's stability under noise measured\n"
-        f"SIGNS = {_signs(case, output)!r}  # does the program define its zeros' sign\n"
-        f"SIGNLESS = {_signless(case, output)!r}  # flat indices whose zero sign it does not "
+        f"SIGNS = {signs is not False!r}  # does the program define its zeros' sign\n"
+        f"SIGNLESS = {_signless(signs)!r}  # flat indices whose zero sign it does not "
         "(a copysign of a NaN that arithmetic made)\n"
         f"SELECT = {_select(case, output)[0]!r}  # an index output: what judges it\n"
         f"NAMES_OF = {{{', '.join(f'{n}: {case.graph.var(n)!r}' for n in case.graph.g)}}}\n"
@@ -381,19 +382,17 @@ def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
              + inspect.getsource(selector).rstrip() + f"\n\n\nSELECTOR = {selector.__name__}"])
 
 
-def _signs(case: Case, output: int) -> bool:
+def _zero_signs(case: Case, output: int) -> bool | torch.Tensor:
+    """Where the program defines the sign of OUTPUT's zeros on the case's own inputs
+    (``semantics.zero_signs_defined``): everywhere, nowhere, or per element."""
     node = _node(case, output)
-    return node is not None and semantics.zero_signs_defined(
-        case.graph, node, _float64_values(case)) is not False
+    return node is not None and semantics.zero_signs_defined(case.graph, node,
+                                                             _float64_values(case))
 
 
-def _signless(case: Case, output: int) -> list[int] | None:
-    """Elements of the output whose zero sign the program leaves undefined on the case's own
-    inputs (``semantics.zero_signs_defined``), as flat indices; None where there are none."""
-    node = _node(case, output)
-    if node is None:
-        return None
-    defined = semantics.zero_signs_defined(case.graph, node, _float64_values(case))
+def _signless(defined: bool | torch.Tensor) -> list[int] | None:
+    """The flat indices whose zero sign ``defined`` leaves undefined; None where there are
+    none, or where it is one answer for the whole output (``SIGNS``)."""
     if not isinstance(defined, torch.Tensor):
         return None
     return [int(i) for i in (~defined).reshape(-1).nonzero().reshape(-1)] or None
