@@ -182,3 +182,33 @@ def cuda_allocates_a_petabyte(gm, example_inputs):
         return gm(*args)
 
     return run
+
+
+MIXED_DEVICES = ("Expected all tensors to be on the same device, but found at least two devices, "
+                 "cuda:0 and cpu!")
+
+
+class OnDevice(torch.Tensor):
+    """A tensor that stands for one in a CUDA device's memory, to test on the CPU what mixes host
+    and device tensors: an op on it and a host tensor of one element or more raises torch's own
+    error (a 0-dim host tensor is a scalar CUDA takes), and ``.cpu()`` is its one way to the
+    host (``.to(device)`` keeps it where it is, as ``.to(e.device)`` does on a GPU)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.cpu:
+            with torch._C.DisableTorchFunctionSubclass():
+                return func(*args, **kwargs).as_subclass(torch.Tensor)
+        tensors = [t for t in torch.utils._pytree.tree_leaves((args, kwargs))
+                   if isinstance(t, torch.Tensor)]
+        if any(isinstance(t, cls) for t in tensors) and \
+                any(not isinstance(t, cls) and t.dim() > 0 for t in tensors):
+            raise RuntimeError(MIXED_DEVICES)
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+def on_device(value):
+    """``value`` (a tensor, or a list or dict of them) as ``OnDevice`` tensors."""
+    return torch.utils._pytree.tree_map(
+        lambda t: t.as_subclass(OnDevice) if isinstance(t, torch.Tensor) else t, value)

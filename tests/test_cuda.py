@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from fuzzer.campaign.local import run_campaign
+from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.execute.flags import SDPA_BACKENDS, Flags
 from fuzzer.execute.pool import RunnerPool
@@ -157,3 +158,12 @@ def test_the_seeds_model_files_are_judged_on_cuda_as_their_captures(cuda_inducto
     assert check.original is not None and check.original.kind != Kind.SKIP, check.message
     if check.original.is_finding:
         assert check.reproduces, check.message
+
+
+def test_the_first_gpu_finding_replays_on_cuda(cuda_inductor_runner) -> None:
+    """The first campaign on a GPU (RESULTS §4: H200, torch 2.11) saved ``sort(rsqrt(x))``'s
+    indices on bfloat16 with subnormal elements as a strong int-flip; replayed, it is one again."""
+    case = Case.load(REPO / "tests" / "data" / "cuda_bf16_rsqrt_subnormal_sort.pt")
+    assert case.device == "cuda"
+    verdict = replay_case(case, runner=cuda_inductor_runner).verdict
+    assert verdict.kind == Kind.INT_FLIP, verdict.summary()

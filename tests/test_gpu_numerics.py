@@ -12,13 +12,14 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from fuzzer.execute import faults
+from fuzzer.execute import faults, runner
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Programs, run_draw
 from fuzzer.gen.grammar import Builder
-from fuzzer.judge import oracle
+from fuzzer.ir import render
+from fuzzer.judge import oracle, rules, semantics
 from fuzzer.judge.kinds import Kind
-from tests import gpu_fakes
+from tests import gpu_fakes, test_signed_zero, test_stability
 
 # ------------------------------------------------------------------ TF32 is eager's own noise
 
@@ -233,3 +234,42 @@ def test_static_outputs_of_cuda_graphs_are_cloned_before_the_next_run() -> None:
 def test_cuda_errors_are_told_apart_by_type_name_and_message(line, poisons, oom) -> None:
     assert faults.poisons_context(line) is poisons
     assert faults.out_of_memory(line) is oom
+
+
+# ------------------------------------------------------------------ values in a device's memory
+
+
+def _minimum_zeros():
+    """A signed-zero finding whose rule has a per-element mask: ``minimum(-0.0, +0.0)`` may
+    return either zero (``OpSpec.unsigned``), the other elements' zero signs are defined."""
+    return test_signed_zero._binary("minimum"), test_signed_zero.ZEROS, \
+        lambda e, r: torch.where(e == 0, -e, e)
+
+
+def _frexp_exponents():
+    """An int-flip judged with a head's strong mask, an undefined mask and stable codes."""
+    graph, args = test_stability._frexp_exponent_of(chaotic=False)
+    return graph, args, lambda e, r: r.to(e.dtype) + 5
+
+
+@pytest.mark.parametrize("case", [_minimum_zeros, _frexp_exponents])
+def test_values_in_a_device_memory_are_judged_as_on_the_host(case) -> None:
+    """On a GPU the runs' values are the device's and the masks judging makes are the host's:
+    the first GPU run (RESULTS §4) found every such case a harness error. ``OnDevice`` raises
+    where a host tensor meets a device one, as CUDA does."""
+    graph, args, plant = case()
+    trace = render.load(render.render_trace(graph), "trace")
+    eager_values, fp64 = trace(*args), rules.float64_run(trace, args)
+    out = graph.outputs[0]
+    compiled = plant(eager_values[out], fp64[out])
+    with pytest.raises(RuntimeError, match="same device"):  # the fake does stand for a device
+        eager_values[out].as_subclass(gpu_fakes.OnDevice) & torch.ones(1, dtype=torch.bool)
+
+    def verdict(where):
+        nudged = lambda: where(runner.nudged_runs(graph, args))  # noqa: E731
+        return semantics.judge_graph(graph, where([eager_values[out]]), where([compiled]),
+                                     where(fp64), where(eager_values), nudged=nudged)
+
+    on_host, on_device = verdict(lambda v: v), verdict(gpu_fakes.on_device)
+    assert on_host.is_finding, on_host.summary()
+    assert on_device.summary() == on_host.summary()

@@ -13,6 +13,8 @@ Run to run: eager and compiled each run twice; an element where either side's tw
 (``run_to_run``, ``either``) is given eager's value on the compiled side before judging
 (``steadied``) and counted on its output (``unstable``), so a difference that also appears
 between two runs of one side is never part of a finding.
+Judging is on the host: each output's values are brought to the CPU (``judge_output``), where the
+masks that say which elements count (heads, undefined, stable, zero signs) are made.
 """
 
 from __future__ import annotations
@@ -452,7 +454,11 @@ def judge_output(i: int, node: int, e: torch.Tensor, c: torch.Tensor, r: torch.T
         return OutputVerdict(i, node, Kind.META, dtype, Details(
             reason=f"compiled gave {tuple(c.shape)} {c.dtype}, eager {tuple(e.shape)} "
                    f"{e.dtype}")), 0.0
-    c = c.to(e.device)
+    # on a GPU the runs' values are the device's and the masks the host's (module docstring)
+    e, c, r, undefined, stable, signs = (t.cpu() if isinstance(t, torch.Tensor) else t
+                                         for t in (e, c, r, undefined, stable, signs))
+    if head is not None:
+        head = Head(*(getattr(head, f.name).cpu() for f in fields(Head)))
     if e.is_floating_point():
         kind, details = judge_float(e, c, r, dtype, signs)
     else:

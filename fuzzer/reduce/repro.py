@@ -96,19 +96,17 @@ def main():
     if len(compiled) != len(eager):
         print(f"compiled returned {{len(compiled)}} outputs, eager {{len(eager)}}")
         return 1 if KEY["kind"] == "meta" else 0
-    e, c, r = eager[OUTPUT], compiled[OUTPUT], ref[OUTPUT]
+    e, c, r = eager[OUTPUT].cpu(), compiled[OUTPUT].cpu(), ref[OUTPUT].cpu()  # on the host
     undefined, strong = None, None
     if UNDEFINED is not None:
         undefined = torch.zeros(e.shape, dtype=torch.bool)
         undefined.view(-1)[list(UNDEFINED)] = True
-        undefined = undefined.to(e.device)
     signs = SIGNS
     if SIGNS and SIGNLESS is not None:
         signs = torch.ones(e.shape, dtype=torch.bool)
         signs.view(-1)[list(SIGNLESS)] = False
-        signs = signs.to(e.device)
     if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
-        strong = torch.ones(e.shape, dtype=torch.bool, device=e.device)
+        strong = torch.ones(e.shape, dtype=torch.bool)
     elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
         with sdpa(SDPA):
             own = trace(*[fresh(t) for t in inputs])
@@ -124,20 +122,19 @@ def main():
                 print(f"  a {{step['boundary']}} step further up (on node {{step['input']}}) "
                       "sits on a tie: its jump may be the flip, so no flip is strong")
                 strong = torch.zeros_like(strong)
-        strong = strong.to(e.device)
     code = None
     if SELECT is not None:  # an index output: judged by the values its indices select
         x64 = float64_run(trace, inputs)[SELECT["source"]].cpu()
         own = trace(*[fresh(t) for t in inputs])[SELECT["source"]].cpu()
         args = (SELECTOR, SELECT["attrs"], SELECT["ordered"])
         e, c, r, ulps, own_ulps, strong = judge_selection(
-            *args, getattr(torch, SELECT["working"]), x64, own, e.cpu(), c.cpu(), r.cpu())
+            *args, getattr(torch, SELECT["working"]), x64, own, e, c, r)
         code = lambda index: selection_code(*args, x64, index)  # noqa: E731
         print(f"  (indices judged by the values they select in {{NAMES_OF[SELECT['source']]}})")
     stable = None
     if NUDGED:  # does float64's code survive eager's own rounding noise (a chaotic head)?
         try:
-            stable = stable_codes(r.cpu(), [(code or (lambda t: t))(
+            stable = stable_codes(r, [(code or (lambda t: t))(
                 float64_run(lambda *wide, k=k: nudged_trace(k, *wide), inputs)[NODE].cpu())
                 for k in range(NUDGES)])
         except Exception:  # what cannot be checked is not evidence
@@ -149,7 +146,6 @@ def main():
     diverged = kind == KEY["kind"]
     print(f"{{PLACE}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
     if kind not in ("ok", "meta"):
-        c = c.to(e.device)
         bad = {{"int-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
                "weak-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
                "parity": lambda: discrete_mismatches(e, c, undefined),
