@@ -6,12 +6,14 @@ flags pinned, SDPA recorded and pinned, triage's new knobs) are in tests/test_gp
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
+from fuzzer.campaign.settings import Settings, make_case
 from fuzzer.execute import faults, runner
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Programs, run_draw
@@ -252,24 +254,49 @@ def _frexp_exponents():
     return graph, args, lambda e, r: r.to(e.dtype) + 5
 
 
+def _verdicts(graph, args, plant) -> tuple:
+    """The verdict's summary on host values and on device values (``OnDevice``), compiled
+    planted as ``plant(eager, float64)`` on every judged value."""
+    trace = render.load(render.render_trace(graph), "trace")
+    eager_values, fp64 = trace(*[rules.fresh(a) for a in args]), rules.float64_run(trace, args)
+    keys = semantics.judged(graph)
+    eager = [eager_values[k] for k in keys]
+    compiled = [plant(eager_values[k], fp64[k]) for k in keys]
+
+    def judged(where):
+        nudged = lambda: where(runner.nudged_runs(graph, args))  # noqa: E731
+        return semantics.judge_graph(graph, where(eager), where(compiled), where(fp64),
+                                     where(eager_values), nudged=nudged)
+
+    return judged(lambda v: v), judged(gpu_fakes.on_device)
+
+
 @pytest.mark.parametrize("case", [_minimum_zeros, _frexp_exponents])
 def test_values_in_a_device_memory_are_judged_as_on_the_host(case) -> None:
     """On a GPU the runs' values are the device's and the masks judging makes are the host's:
     the first GPU run (RESULTS §4) found every such case a harness error. ``OnDevice`` raises
     where a host tensor meets a device one, as CUDA does."""
-    graph, args, plant = case()
-    trace = render.load(render.render_trace(graph), "trace")
-    eager_values, fp64 = trace(*args), rules.float64_run(trace, args)
-    out = graph.outputs[0]
-    compiled = plant(eager_values[out], fp64[out])
     with pytest.raises(RuntimeError, match="same device"):  # the fake does stand for a device
-        eager_values[out].as_subclass(gpu_fakes.OnDevice) & torch.ones(1, dtype=torch.bool)
-
-    def verdict(where):
-        nudged = lambda: where(runner.nudged_runs(graph, args))  # noqa: E731
-        return semantics.judge_graph(graph, where([eager_values[out]]), where([compiled]),
-                                     where(fp64), where(eager_values), nudged=nudged)
-
-    on_host, on_device = verdict(lambda v: v), verdict(gpu_fakes.on_device)
+        torch.ones(2).as_subclass(gpu_fakes.OnDevice) + torch.ones(2)
+    on_host, on_device = _verdicts(*case())
     assert on_host.is_finding, on_host.summary()
     assert on_device.summary() == on_host.summary()
+
+
+def _planted(eager: torch.Tensor, fp64: torch.Tensor) -> torch.Tensor:
+    """A compiled value that differs from eager's on every element."""
+    if eager.dtype == torch.bool:
+        return ~eager
+    return eager * 1.001 if eager.is_floating_point() else eager + 3
+
+
+def test_generated_programs_are_judged_alike_in_device_memory() -> None:
+    """The same over generated programs of every strategy (before judging moved to the host,
+    more than half of the first 60 differed): each verdict, compiled planted off eager's
+    everywhere, is the same on device values as on host ones."""
+    settings = Settings(out=Path("unused"), seed=0)
+    for index in range(30):
+        case, task = make_case(settings, index)
+        args = [task.draws[0][str(n)] for n in case.graph.input_ids()]
+        on_host, on_device = _verdicts(case.graph, args, _planted)
+        assert on_device.summary() == on_host.summary(), case.origin
