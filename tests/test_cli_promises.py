@@ -185,6 +185,14 @@ def test_a_disk_that_fills_mid_run_stops_it_in_one_line_keeping_what_was_saved(
 # ------------------------------------------------------------------ 2. --resume
 
 
+def _ctrl_c_restored() -> None:
+    """In the child, before it starts: SIGINT back to its default. A suite started in the
+    background of a script (``cmd &``) runs with SIGINT ignored, every child inherits that, and
+    Python then never raises KeyboardInterrupt: Ctrl-C would reach nothing (three fresh-clone
+    runs launched so timed out here; bench/RESULTS.md §19)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_resume_refuses_other_flags_by_name_and_campaigns_keep_their_own_ledgers(
         tmp_path: Path) -> None:
     out = tmp_path / "corpus"
@@ -192,7 +200,8 @@ def test_resume_refuses_other_flags_by_name_and_campaigns_keep_their_own_ledgers
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "fuzzer", *run, "--seed", "13",
                              "--cases", "100000"], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_ctrl_c_restored)
     seen = 0
     while seen < 3:  # a few cases done, then Ctrl-C
         line = proc.stdout.readline()
