@@ -53,6 +53,16 @@ def test_a_read_of_a_replaced_version_is_an_invalid_graph() -> None:
         b.graph.infer()
 
 
+def test_an_out_form_that_would_resize_its_target_is_invalid_and_says_nothing(recwarn) -> None:
+    """``torch.add(a, b, out=c)`` with a smaller ``c`` resizes it in eager (a deprecation
+    warning): the graph is invalid, and the meta probe that finds it out warns nobody."""
+    b = Builder(random.Random(0), "float32")
+    a, small = b.input((3, 5)), b.input((1, 5))
+    with pytest.raises(ops.InvalidGraph, match="does not have its target's shape"):
+        b.graph.add("add_out", [a, a, small])
+    assert not [w for w in recwarn if "resized" in str(w.message)]
+
+
 def test_a_read_before_a_write_is_ordered_before_it_whatever_its_id() -> None:
     """Statement order follows versions, not ids: a later-added read of the old value still
     runs before the write that replaces it."""

@@ -15,6 +15,7 @@ make (``int_x.add_(0.5)``) is an invalid graph, never an eager error.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -81,8 +82,9 @@ def by_meta_statement(name: str) -> Callable[[list[Shape], list[str], dict], tup
                    for s, d in zip(shapes, dtypes)]
         scope: dict[str, Any] = {"torch": torch, "F": torch.nn.functional,
                                  **dict(zip(names, tensors))}
-        try:
-            with torch.device("meta"):
+        try:  # a probe, not the program: its warnings (an out= it would resize) are not the user's
+            with torch.device("meta"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 exec(spec.render(names, attrs), scope)  # noqa: S102 - registry text
         except InvalidGraph:
             raise
