@@ -11,7 +11,7 @@ import pytest
 
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
-from fuzzer.gen import inputs
+from fuzzer.gen import edge, inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph
@@ -53,14 +53,18 @@ def test_a_read_of_a_replaced_version_is_an_invalid_graph() -> None:
         b.graph.infer()
 
 
-def test_an_out_form_that_would_resize_its_target_is_invalid_and_says_nothing(recwarn) -> None:
+def test_the_meta_probe_that_infers_a_node_warns_nobody(recwarn) -> None:
     """``torch.add(a, b, out=c)`` with a smaller ``c`` resizes it in eager (a deprecation
-    warning): the graph is invalid, and the meta probe that finds it out warns nobody."""
+    warning): the graph is invalid, and the meta probe that finds it out warns nobody; nor does
+    the probe of a valid op that warns when it runs."""
     b = Builder(random.Random(0), "float32")
     a, small = b.input((3, 5)), b.input((1, 5))
     with pytest.raises(ops.InvalidGraph, match="does not have its target's shape"):
         b.graph.add("add_out", [a, a, small])
-    assert not [w for w in recwarn if "resized" in str(w.message)]
+    one = b.input((3, 1))  # a std over one element: NaN, and torch warns of it (the program's
+    std = b.op("std_c", one, dims=(1,), correction=1, keepdim=True)  # business, not the probe's)
+    assert edge.runs_eagerly(b.graph, std)  # eager's kernel probed on zeros
+    assert not [str(w.message) for w in recwarn]
 
 
 def test_a_read_before_a_write_is_ordered_before_it_whatever_its_id() -> None:

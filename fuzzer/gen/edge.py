@@ -82,8 +82,9 @@ def runs_eagerly(graph: Graph, node_id: int) -> bool:
     key = (node.op, tuple((i.shape, i.dtype) for i in ins), repr(sorted(node.attrs.items())))
     if key not in _EAGER:
         try:
-            ops.evaluate(node.op, [torch.zeros(i.shape, dtype=ops.torch_dtype(i.dtype))
-                                   for i in ins], node.attrs)
+            with ops.probe("cpu"):
+                ops.evaluate(node.op, [torch.zeros(i.shape, dtype=ops.torch_dtype(i.dtype))
+                                       for i in ins], node.attrs)
             _EAGER[key] = True
         except (RuntimeError, NotImplementedError, TypeError, ValueError, IndexError):
             _EAGER[key] = False

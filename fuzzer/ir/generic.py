@@ -280,7 +280,7 @@ def infer_call(shapes: list[ops.Shape], dtypes: list[str], attrs: dict) -> tuple
     tensors = [torch.empty(s, dtype=ops.torch_dtype(d), device="meta")
                for s, d in zip(shapes, dtypes)]
     try:
-        with torch.device("meta"):  # a factory allocates nothing while its shape is inferred
+        with ops.probe():  # a factory allocates nothing while its shape is inferred
             out = call(attrs, tensors)
         if out is None and attrs.get("target") == "operator.setitem":
             out = tensors[0]  # a statement: the node is its target, written

@@ -31,6 +31,7 @@ from fuzzer.ir.ops.base import (
     InvalidGraph,
     Shape,
     literal,
+    probe,
     torch_dtype,
 )
 from fuzzer.ir.ops.boundaries import (
@@ -65,6 +66,7 @@ __all__ = [
     "DISCRETE_DTYPES", "FLOAT_DTYPES", "MAX_NUMEL", "REGISTRY", "Boundary", "InvalidGraph",
     "OpSpec", "Shape", "accepts", "alias_of", "broadcast", "by_meta", "capturing",
     "compare_boundary", "e8m0_boundary", "evaluate", "infer", "is_statement", "label",
-    "lift_exact", "literal", "multiple_boundary", "mutates", "quant_boundary", "register",
-    "round_boundary", "sign_boundary", "spec", "tagged", "to_int_boundary", "torch_dtype",
+    "lift_exact", "literal", "multiple_boundary", "mutates", "probe", "quant_boundary",
+    "register", "round_boundary", "sign_boundary", "spec", "tagged", "to_int_boundary",
+    "torch_dtype",
 ]

@@ -3,8 +3,10 @@ graph raises, and exact literals."""
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -22,6 +24,16 @@ MAX_NUMEL = 1 << 28  # elements one node may make: a case file cannot make numfu
 
 class InvalidGraph(InputError):
     """A node's inputs do not satisfy its op's shape or dtype rule."""
+
+
+@contextlib.contextmanager
+def probe(device: str = "meta") -> Iterator[None]:
+    """Run an op to learn what it makes or whether eager takes it (on meta tensors, or on zeros):
+    torch's warnings there (an ``out=`` it would resize, a ``std`` over one element) are about
+    the probe, not the user's program, and are kept from the user's terminal."""
+    with torch.device(device), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def literal(value: Any) -> str:

@@ -22,7 +22,15 @@ from typing import Any
 
 import torch
 
-from fuzzer.ir.ops.base import MAX_NUMEL, Boundary, InvalidGraph, Shape, literal, torch_dtype
+from fuzzer.ir.ops.base import (
+    MAX_NUMEL,
+    Boundary,
+    InvalidGraph,
+    Shape,
+    literal,
+    probe,
+    torch_dtype,
+)
 from fuzzer.ir.ops.shapes import float_in_same_out, same_shape
 
 
@@ -234,7 +242,7 @@ def by_meta(name: str) -> Callable[[list[Shape], list[str], dict], tuple[Shape, 
         tensors = [torch.empty(s, dtype=torch_dtype(d), device="meta")
                    for s, d in zip(shapes, dtypes)]
         try:
-            with torch.device("meta"):
+            with probe():
                 out = evaluate(name, tensors, attrs)
         except InvalidGraph:
             raise

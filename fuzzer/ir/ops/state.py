@@ -15,13 +15,12 @@ make (``int_x.add_(0.5)``) is an invalid graph, never an eager error.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from fuzzer.ir.ops.base import InvalidGraph, Shape, literal, torch_dtype
+from fuzzer.ir.ops.base import InvalidGraph, Shape, literal, probe, torch_dtype
 from fuzzer.ir.ops.shapes import same_dtype, same_shape
 from fuzzer.ir.ops.spec import REGISTRY, _check_sizes, nan_sign_of, register, unary
 
@@ -82,9 +81,8 @@ def by_meta_statement(name: str) -> Callable[[list[Shape], list[str], dict], tup
                    for s, d in zip(shapes, dtypes)]
         scope: dict[str, Any] = {"torch": torch, "F": torch.nn.functional,
                                  **dict(zip(names, tensors))}
-        try:  # a probe, not the program: its warnings (an out= it would resize) are not the user's
-            with torch.device("meta"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+        try:
+            with probe():
                 exec(spec.render(names, attrs), scope)  # noqa: S102 - registry text
         except InvalidGraph:
             raise
