@@ -53,7 +53,7 @@ def test_a_read_of_a_replaced_version_is_an_invalid_graph() -> None:
         b.graph.infer()
 
 
-def test_the_meta_probe_that_infers_a_node_warns_nobody(recwarn) -> None:
+def test_the_probes_that_infer_a_node_warn_nobody(recwarn) -> None:
     """``torch.add(a, b, out=c)`` with a smaller ``c`` resizes it in eager (a deprecation
     warning): the graph is invalid, and the meta probe that finds it out warns nobody; nor does
     the probe of a valid op that warns when it runs."""

@@ -219,6 +219,10 @@ def test_signature_ignores_knobs_outside_the_full_set_and_merges_contained_cores
     assert same_cause(short, long) and same_cause(long, short)
     assert not same_cause(short, {**long, "vanishes_with": []})
     assert not same_cause({**short, "core": ["exp"]}, long)
+    size = {**short, "core": ["interpolate_size"]}  # one op, two spellings: one cause
+    assert same_cause(size, {**short, "core": ["interpolate_scale"]})
+    assert same_cause({**short, "core": ["add_scalar", "exp"]}, {**short, "core": ["add", "exp"]})
+    assert not same_cause(size, {**short, "core": ["interpolate_antialias"]})  # another kernel
 
 
 def test_signature_is_the_same_in_another_process(tmp_path):

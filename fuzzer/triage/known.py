@@ -43,7 +43,8 @@ KNOWN_FILE = Path(__file__).resolve().parent.parent / "known.toml"
 ALIASES = {"mod": "remainder", "floor_divide": "floordiv", "truediv": "div",
            "true_divide": "div", "and_": "bitwise_and", "or_": "bitwise_or",
            "xor": "bitwise_xor", "invert": "bitwise_not", "lshift": "shl", "rshift": "shr"}
-SUFFIXES = ("_scalar", "_dims", "_c", "_mul", "_step")  # generated variants of one op
+SUFFIXES = ("_scalar", "_dims", "_c", "_mul", "_step", "_size", "_scale")  # generated
+# variants of one op (``interpolate_size`` and ``interpolate_scale`` are ``F.interpolate``)
 
 
 def bare(label: str) -> str:

@@ -28,7 +28,8 @@ depend on the graph, and on the CPU the knob that makes a cause vanish names the
 
 Near matches merge (``same_cause``): two causes with the same family, device, vanishing knobs and
 error are one when one core's ops are a subsequence of the other's (a minimizer that stopped early
-leaves a longer core around the same culprit); the smaller core names the cause. An empty core
+leaves a longer core around the same culprit), ops compared by name, not spelling (``add`` and
+``add_scalar``); the smaller core names the cause. An empty core
 (the head's own kernel is wrong) only matches another empty one.
 """
 
@@ -48,6 +49,7 @@ from fuzzer.judge.key import error_type
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import Verdict
 from fuzzer.triage.attribute import KNOBS, Attribution, Knob, attribute, device_type
+from fuzzer.triage.known import bare
 
 FAMILY = {Kind.INT_FLIP: "flip", Kind.PARITY: "flip", Kind.WEAK_FLIP: "flip",
           Kind.NONFINITE: "nonfinite", Kind.HIDDEN_NONFINITE: "nonfinite",
@@ -147,10 +149,13 @@ def signature_caveat(case: Case) -> str:
 
 
 def same_cause(a: dict, b: dict) -> bool:
-    """One root cause: equal fields, or equal but for one core being a subsequence of the other."""
+    """One root cause: equal fields, or equal but for one core being a subsequence of the other;
+    cores compare by op, not spelling (``known.bare``: ``interpolate_size`` and
+    ``interpolate_scale`` are one op, as the known list reads them), so one bug reached through
+    two spellings of its op is one draft."""
     if {k: v for k, v in a.items() if k != "core"} != {k: v for k, v in b.items() if k != "core"}:
         return False
-    short, long = sorted((a["core"], b["core"]), key=len)
+    short, long = sorted(([bare(op) for op in a["core"]], [bare(op) for op in b["core"]]), key=len)
     if not short:  # a head whose own kernel is wrong: no float computation to share
         return not long
     rest = iter(long)
