@@ -1,13 +1,16 @@
 """One real CPU campaign with Inductor, end to end, and a replay of what it found.
 
 Kept small on purpose: one campaign worker (pays the ~15 s first compile once) plus the shared
-``inductor_runner`` for the replay. Seed 0's first five cases differ between eager and Inductor on
-torch 2.13.0+cpu, but by the float64 rule only as weak flips and benign differences; which kinds
-appear depends on the torch installed, so the campaign keeps them all (``keep_benign``) and the
-tests check that what it saved and what a replay sees agree, not a fixed outcome.
+``inductor_runner`` for the replay. Seed 2's first five cases differ between eager and Inductor on
+torch 2.11, 2.13 and 2.15 (float floor division and a float16 remainder, both known upstream, and
+a weak flip); which kinds appear depends on the torch installed, so the campaign keeps them all
+(``keep_benign``) and the tests check that what it saved and what a replay sees agree, not a
+fixed outcome.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -26,7 +29,7 @@ CASES = 5
 @pytest.fixture(scope="module")
 def real_campaign(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("e2e") / "corpus"
-    settings = campaign_settings(out=out, device="cpu", cases=CASES, seed=0, backend="inductor",
+    settings = campaign_settings(out=out, device="cpu", cases=CASES, seed=2, backend="inductor",
                                  draws=4, timeout=300, keep_benign=True)
     outcomes: list[Outcome] = []
     summary = run_campaign(settings, on_outcome=outcomes.append)
@@ -48,7 +51,8 @@ def test_real_campaign_completes_and_saves_its_findings(real_campaign) -> None:
     assert len(kept) >= 1, kinds  # eager and Inductor differ somewhere in these five
     for outcome in kept:
         case = Case.load(outcome.path)
-        assert case.verdict == outcome.verdict
+        # as saved: a NaN an element holds is equal to itself only as the same float object
+        assert json.dumps(case.verdict.to_dict()) == json.dumps(outcome.verdict.to_dict())
         assert case.recipe.backend == "inductor" and case.origin["index"] == outcome.index
     state = ledger_of(out)
     assert state["below"] == CASES

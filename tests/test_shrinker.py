@@ -121,6 +121,18 @@ def test_simplify_constants_and_inputs_round_what_does_not_matter() -> None:
     assert size_key(best) < size_key(case)
 
 
+def test_simplify_constants_keeps_an_infinite_constant() -> None:
+    """``x.fill_(inf)`` (the state strategy writes infinities): no round number stands for it,
+    and trying one must not fail (``round(inf)`` raises)."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    b.op("fill_", b.op("slice", x, index=((1, None, None),)), value=float("inf"))
+    b.graph.outputs = [b.op("mul_scalar", b.current(x), value=0.5)]
+    b.graph.infer()
+    shrinker = Shrinker(case_of(b), lambda c: True)
+    assert not shrinker.simplify_constants()
+
+
 def test_the_fixpoint_ends_at_the_minimum_and_counts_every_pass() -> None:
     b = Builder(random.Random(0), "float32")
     x = b.input((2, 8))
@@ -246,3 +258,21 @@ def test_drop_writes_removes_mutations_with_what_only_they_feed() -> None:
     assert len(shrinker.best.graph) == 2  # a reread renders as nothing: no op to read
     assert shrinker.best.graph.input_ids() == [x]  # y and its sigmoid went with the mul_
     assert len(seen) >= 2 and all(c.graph.written_inputs() in ([x], []) for c in seen)
+
+
+def test_unpass_views_makes_a_passed_view_inside_unless_the_divergence_needs_it() -> None:
+    """``forward(x0, x0[1:, 2:])``: where what must survive holds with the view made inside
+    the function, it goes inside (one function to read); where it needs two arguments sharing
+    storage (the failure: an overlap between arguments the compiler misses), the view stays
+    passed."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4, 5))
+    window = b.op("slice", x, index=((1, None, None), (2, None, None)), passed=True)
+    b.op("mul_scalar_", x, value=2.0)
+    b.graph.outputs = [b.op("sum", b.current(window), dim=0)]
+    b.graph.infer()
+    case = case_of(b)
+    anything = Shrinker(case, lambda c: "sum" in ops_in(c))
+    assert anything.unpass_views() and not anything.best.graph.passed_views()
+    needs_it = Shrinker(case, lambda c: bool(c.graph.passed_views()))
+    assert not needs_it.unpass_views() and needs_it.best.graph.passed_views() == [window]

@@ -172,6 +172,53 @@ def test_a_stateful_finding_minimizes_to_a_repro_and_a_plain_snippet(fake_runner
     assert len(plain.source.splitlines()) < 25, plain.source
 
 
+def _write_beside_a_passed_window() -> Graph:
+    """``forward(x0, v1)`` called as ``forward(x0, x0[1:, 2:])``: it writes ``x0`` and reads
+    the window, whose rows and columns both start at an offset."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((7, 9))
+    window = b.op("slice", x, index=((1, None, None), (2, None, None)), passed=True)
+    b.op("add_scalar_", x, value=1.0)
+    b.graph.outputs = [b.op("sum", b.current(window), dim=0)]
+    b.graph.infer()
+    return b.graph
+
+
+def test_a_passed_view_is_an_argument_of_its_own() -> None:
+    """The caller makes the view and passes it beside its base: the compiled function is
+    ``forward``, which receives both (``rules.compile_model``). A ``passed`` mark on a view
+    that is not read straight off an input renders as an ordinary view."""
+    graph = _write_beside_a_passed_window()
+    source = render.render_model(graph)
+    assert "def forward(x0, v1):" in source
+    assert "return forward(x0, x0[1:, 2:])" in source
+    assert "v1 = " not in source  # the caller made it
+    trace = render.load(render.render_trace(graph), "trace")
+    import torch
+    x = torch.arange(63.0).reshape(7, 9)
+    model = render.load(source, "model")
+    assert torch.equal(model(x.clone())[0], trace(x.clone())[graph.outputs[0]])
+    assert torch.equal(model(x.clone())[0], (x + 1)[1:, 2:].sum(0, keepdim=True))
+    b = Builder(random.Random(0), "float32")
+    inner = b.op("exp", b.input((4, 3)))
+    b.graph.outputs = [b.op("slice", inner, index=((1, None, None),), passed=True)]
+    b.graph.infer()
+    assert not b.graph.passed_views() and "def forward" not in render.render_model(b.graph)
+
+
+def test_arguments_that_lose_their_overlap_are_a_finding(fake_runner) -> None:
+    """A write to ``x0`` must show through the window passed beside it; a backend that runs on
+    a copy of each argument loses that, and the window's sum is judged wrong. The same program
+    under Dynamo alone (backend ``eager``) is clean."""
+    graph = _write_beside_a_passed_window()
+    _, draw = inputs.draws(graph, 0, 1)[0]
+    task = Task(graph=graph, draws=[draw], recipe=Recipe("eager"), keep_outputs=True)
+    assert fake_runner.run(task).verdict.kind == Kind.OK
+    lost = fake_runner.run(Task(**{**task.__dict__,
+                                   "recipe": Recipe("tests.fakes:separate_arguments")}))
+    assert lost.verdict.is_finding and lost.verdict.output == 0, lost.verdict.summary()
+
+
 def _module_task(backend: str, config: dict | None = None) -> Task:
     """A conv, eval batch norm and relu whose weights are parameters, then a training-mode
     batch norm whose running statistics are buffers it updates: a module with state."""
@@ -237,6 +284,40 @@ def test_a_real_stateful_finding_replays(inductor_runner, tmp_path) -> None:
     assert "shares storage with no input in eager, with x0 compiled" in verdict.summary()
     done = run_repro(write_repro(case, tmp_path / "repro"))
     assert done.returncode == 1 and "DIVERGES" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.inductor
+def test_a_real_finding_on_arguments_sharing_storage_replays(inductor_runner, tmp_path) -> None:
+    """A real bug the ``state`` strategy found through arguments that share storage, minimized
+    (torch 2.11, 2.13 and 2.15, CPU; ``aot_eager`` too): called as ``forward(x0, ...,
+    x0[1:3, 7:9])``, a write to ``x0``'s columns 8, 10, ... does not show through the window
+    passed beside it, because AOTAutograd's overlap test for two 2-d arguments
+    (``tensors_definitely_do_not_overlap``) checks only where the window's row falls within
+    the stride, not whether ``x0``'s own row covers it, and calls them disjoint. Replayed: still
+    that finding; its repro and its plain snippet both show it."""
+    from pathlib import Path
+
+    from fuzzer.corpus.case import Case
+    from fuzzer.reduce.repro import write_repro
+    from fuzzer.reduce.snippet import plain_repro
+    from fuzzer.triage.signature import aliased_arguments
+    from tests.conftest import run_repro
+
+    case = Case.load(Path(__file__).parent / "data" / "aliased_window_stale_read.pt")
+    source = render.render_model(case.graph)
+    assert "return forward(x0, x3, x6, x0[1:3, 7:9])" in source and "v2.sub_(x3)" in source
+    assert aliased_arguments(case.graph) == "read"
+    verdict = inductor_runner.run(case.task()).verdict
+    if not verdict.is_finding:
+        pytest.skip(f"fixed in this torch: {verdict.summary()}")
+    assert verdict.output == 0, verdict.summary()
+    done = run_repro(write_repro(case, tmp_path / "repro"))
+    assert done.returncode == 1 and "DIVERGES" in done.stdout, done.stdout + done.stderr
+    plain = plain_repro(case, inductor_runner, tmp_path, "plain").source
+    assert "compiled_forward = torch.compile(forward)" in plain, plain
+    (tmp_path / "plain.py").write_text(plain)
+    ran = run_repro(tmp_path / "plain.py", cwd=tmp_path)
+    assert ran.returncode == 0 and "inf" in ran.stdout, ran.stdout + ran.stderr
 
 
 def test_training_takes_gradients_through_writes_for_inputs_it_does_not_write(fake_runner):

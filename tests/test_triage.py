@@ -225,6 +225,37 @@ def test_signature_ignores_knobs_outside_the_full_set_and_merges_contained_cores
     assert not same_cause(size, {**short, "core": ["interpolate_antialias"]})  # another kernel
 
 
+def test_arguments_sharing_storage_are_part_of_the_cause_and_of_the_known_list():
+    """A program called with a view of its input beside it (``forward(x0, x0[2:])``) is another
+    cause than the same ops on arguments of their own; one that returns a view of such an
+    argument (``output``) matches the known synthetic-base entry (#198095), one that only reads
+    through it (``read``) does not."""
+    from fuzzer.triage import known
+    from fuzzer.triage.signature import same_cause, signature_fields
+
+    def program(returns_view: bool) -> Graph:
+        b = Builder(random.Random(0), "float32")
+        x = b.input((6, 2))
+        window = b.op("slice", x, index=((2, None, None),), passed=True)
+        b.op("mul_scalar_", x, value=2.0)
+        read = b.current(window)
+        b.graph.outputs = [b.op("slice", read, index=((None, 2, None),)) if returns_view
+                           else b.op("exp", read)]
+        b.graph.infer()
+        return b.graph
+
+    nothing_vanishes = Attribution(True, "accuracy", [])
+    output, read = (signature_fields(case_of(program(v), kind="accuracy"), nothing_vanishes)
+                    for v in (True, False))
+    assert output["aliased_arguments"] == "output" and read["aliased_arguments"] == "read"
+    plain = signature_fields(case_of(tf.e8m0_graph()), ATTRIBUTED)
+    assert "aliased_arguments" not in plain
+    assert not same_cause(read, {**read, "aliased_arguments": "output"})
+    entry = known.match(output)
+    assert entry is not None and entry.id == "synthetic-base-output-view", entry
+    assert known.match(read) is None or known.match(read).id != "synthetic-base-output-view"
+
+
 def test_signature_is_the_same_in_another_process(tmp_path):
     case = case_of(diamond(3))
     case.save(tmp_path / "case.pt")

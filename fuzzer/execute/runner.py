@@ -126,7 +126,7 @@ class Programs:
         """The program compiled as ``recipe`` says: the module itself where it is one (so its
         parameters are what freezing sees), else the function."""
         if not self.kinds:
-            return recipe.compile(self.model)
+            return rules.compile_model(self.model, recipe.compile)
         fn = render.load(self.source, "model")
         return rules.module_program(fn, self.kinds, self.written, compile=recipe.compile)
 

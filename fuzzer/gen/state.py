@@ -16,6 +16,11 @@ six steps, each one of:
 - ``buffer``: running statistics a training-mode ``batch_norm`` updates, or a counter
   (``count.add_(1)``) and an exponential average (``avg.mul_(m).add_(...)``).
 
+An input may come with a view of it that the caller passes beside it (``pass_view``: a window
+``x[1:, 2:]`` or another view), so that the compiled function receives arguments sharing
+storage; such a program then ends with a write through one and a read through the other
+(``across``).
+
 What it returns: some of what it read, a current view of a written storage (so which outputs
 alias which inputs is judged too), and sometimes an encoding head on a float read. Every written
 graph input is judged by its value after the call (``judge.semantics.judged``).
@@ -44,6 +49,7 @@ class StateBuilder:
         self.storages: list[int] = []  # roots a step may view and write
         self.reads: list[int] = []  # pure values computed from state: output candidates
         self.views: list[int] = []  # aliases made so far, read again later
+        self.passed: list[tuple[int, int]] = []  # (input, the view of it passed beside it)
 
     # -------------------------------------------------------- storages
 
@@ -53,7 +59,53 @@ class StateBuilder:
         layout = self.b.pick(list(WRITABLE_LAYOUTS)) if self.b.chance(0.5) else "contiguous"
         node = self.b.input(shape, layout=layout)
         self.storages.append(node)
+        if self.b.chance(0.4):
+            self.pass_view(node)
         return node
+
+    def pass_view(self, base: int) -> None:
+        """A view of a graph input that the caller passes beside it (``Graph.passed_views``):
+        the compiled function receives two arguments sharing storage, and a write through one
+        must show through the other. Dynamo and AOTAutograd decide from sizes, strides and
+        offsets whether such arguments overlap; a window (``x[1:, 2:]``) puts both the rows
+        and the columns at an offset."""
+        shape = self.b.shape(base)
+        if not shape or 0 in shape:
+            return
+        view = self.window(base) if self.b.chance(0.6) else self.view_step(base, True)
+        if view is not None:
+            self.b.graph.node(view).attrs["passed"] = True
+            self.views.append(view)
+            self.storages.append(view)  # later writes may go through it, or views of it
+            self.passed.append((base, view))
+
+    def across(self) -> None:
+        """A write through one of two aliased arguments, then a read through the other: what
+        the compiler must order and propagate across them."""
+        pair = list(self.b.pick(self.passed))
+        self.b.rng.shuffle(pair)
+        written, read = pair
+        target = self.b.current(written)
+        self.write_through(target) or self.b.attempt(self.b.pick(UNARY_INPLACE), target)
+        shape = self.b.shape(read)
+        if self.b.graph.node(read).dtype not in ops.FLOAT_DTYPES:
+            return
+        if shape and self.b.chance(0.5):
+            node = self.b.attempt("sum", self.b.current(read),
+                                  dim=self.b.rng.randrange(len(shape)))
+        else:
+            node = self.b.attempt("mul_scalar", self.b.current(read), value=2.0)
+        if node is not None:
+            self.reads.append(node)
+
+    def window(self, base: int) -> int | None:
+        """``x[a:b, c:d]``: a slice in every dim, each at an offset or whole."""
+        index = []
+        for size in self.b.shape(base):
+            start = self.b.rng.randrange(size) if self.b.chance(0.6) else 0
+            stop = self.b.rng.randint(start + 1, size) if self.b.chance(0.4) else None
+            index.append((start or None, stop, 2 if self.b.chance(0.15) else None))
+        return self.b.attempt("slice", base, index=tuple(index))
 
     def computed(self) -> int:
         """A value of its own contiguous storage computed from a storage: writes may hit
@@ -105,7 +157,9 @@ class StateBuilder:
             return b.attempt("diagonal", node, offset=b.pick([0, 1]), dim1=0, dim2=1)
         if kind == "unsqueeze":
             return b.attempt("unsqueeze", node, dim=b.rng.randint(0, len(shape)))
-        if kind == "as_strided" and self._dense(node):
+        # Functionalization refuses, by design, a write through a view chain holding an
+        # ``as_strided``, and an argument aliasing another is itself one (a synthetic base).
+        if kind == "as_strided" and self._dense(node) and not (writable and self._aliased(node)):
             return self._as_strided(node, writable)
         if kind == "view" and self._dense(node) and math.prod(shape) % 2 == 0:
             return b.attempt("view", node, size=(2, math.prod(shape) // 2))
@@ -114,6 +168,11 @@ class StateBuilder:
         if kind == "expand" and 1 in shape:
             return b.attempt("expand", node, size=tuple(3 if s == 1 else s for s in shape))
         return None
+
+    def _aliased(self, node: int) -> bool:
+        """Is ``node``'s storage that of an argument with a view passed beside it?"""
+        root = self.b.graph.root(node)
+        return any(self.b.graph.root(base) == root for base, _ in self.passed)
 
     def _dense(self, node: int) -> bool:
         """A fresh contiguous storage viewed as itself: ``view`` and ``as_strided`` need its
@@ -296,6 +355,8 @@ def state_body(b: Builder) -> tuple[int, list[int]]:
     for _ in range(b.rng.randint(2, 6)):
         step = b.rng.choices([s.write, s.read, s.buffer], [5, 3, 1])[0]
         step()
+    if s.passed:
+        s.across()
     s.read()
     outputs = [b.current(r) for r in s.reads]
     if s.views and b.chance(0.5):  # a view of written state, returned: its aliasing is judged
@@ -312,7 +373,9 @@ def finish(b: Builder, value: int, outputs: list[int]) -> None:
         outputs = [add_head(b, value, outputs), *outputs]
     b.graph.outputs = list(dict.fromkeys(outputs))
     b.graph.remove_dead()
-    if b.chance(0.5):  # running statistics, averages, weights: a module's buffers and parameters
+    # Running statistics, averages, weights: a module's buffers and parameters; not where the
+    # caller passes views of its inputs (a module's forward takes the arguments it is given).
+    if b.chance(0.5) and not b.graph.passed_views():
         as_module(b.graph)
 
 

@@ -133,6 +133,17 @@ class Graph:
             return self.var(node.inputs[ops.alias_of(node.op, node.attrs) or 0])
         return f"v{node_id}"
 
+    def passed_views(self) -> list[int]:
+        """Views the caller makes of a graph input and passes beside it, as arguments of their
+        own (``attrs["passed"]``): the compiled function then receives inputs that alias each
+        other, which Dynamo and AOTAutograd handle apart (overlap checks, synthetic bases). Only
+        a view read straight off an input, before any write, can be one; a ``passed`` view that
+        an edit left anywhere else is an ordinary view inside the function."""
+        return [n for n in self.op_ids()
+                if self.node(n).attrs.get("passed") and ops.spec(self.node(n).op).alias == 0
+                and ops.spec(self.node(n).op).category == "view"
+                and len(self.node(n).inputs) == 1 and self.node(self.node(n).inputs[0]).is_input]
+
     def op_names(self) -> list[str]:
         """Op per node in order; a generic call reads as its target (``F.pad``)."""
         return [self.node(n).label for n in self.op_ids()]

@@ -36,8 +36,8 @@ def _lines(graph: Graph) -> list[tuple[int, str | None]]:
     return lines
 
 
-def _body(graph: Graph) -> list[str]:
-    return [line for _, line in _lines(graph) if line is not None]
+def _body(graph: Graph, skip: tuple[int, ...] = ()) -> list[str]:
+    return [line for node, line in _lines(graph) if line is not None and node not in skip]
 
 
 def _trace_body(graph: Graph, after: Callable[[int], list[str]] | None = None) -> list[str]:
@@ -72,10 +72,25 @@ def _signature(graph: Graph, name: str) -> str:
 
 
 def render_function(graph: Graph, name: str = "model") -> str:
-    """The model as a function returning a tuple of the graph's outputs."""
+    """The model as a function returning a tuple of the graph's outputs. Where the caller
+    passes views of its inputs as arguments of their own (``Graph.passed_views``), two
+    functions: ``forward``, which takes them and is what a compiler compiles
+    (``rules.compile_model``), and ``model``, the caller, which makes them and calls it."""
     outs = ", ".join(graph.var(o) for o in graph.outputs)
     trailing = "," if len(graph.outputs) == 1 else ""  # none: ``return ()``
-    return "\n".join([_signature(graph, name), *_body(graph), f"    return ({outs}{trailing})"])
+    result = f"    return ({outs}{trailing})"
+    passed = tuple(graph.passed_views())
+    if not passed:
+        return "\n".join([_signature(graph, name), *_body(graph), result])
+    inputs = [graph.var(i) for i in graph.input_ids()]
+    views = [ops.spec(graph.node(n).op).render([graph.var(graph.node(n).inputs[0])],
+                                                graph.node(n).attrs) for n in passed]
+    forward = "\n".join([f"def forward({', '.join([*inputs, *map(graph.var, passed)])}):",
+                         *_body(graph, skip=passed), result])
+    caller = "\n".join([f"def {name}({', '.join(inputs)}, *, forward=forward):",
+                        "    # views of the inputs passed beside them: arguments that alias",
+                        f"    return forward({', '.join([*inputs, *views])})"])
+    return f"{forward}\n\n\n{caller}"
 
 
 def render_model(graph: Graph) -> str:

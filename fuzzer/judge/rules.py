@@ -141,6 +141,17 @@ def module_program(fn, kinds, written=(), compile=None):
     return program
 
 
+def compile_model(model, compile):
+    """``model`` compiled by ``compile``. A model that passes views of its inputs beside them
+    (rendered with a ``forward=`` keyword, ``render.render_function``) keeps its caller eager
+    and has ``forward`` compiled: the compiler must see the aliased arguments."""
+    forward = (getattr(model, "__kwdefaults__", None) or {}).get("forward")
+    if forward is None:
+        return compile(model)
+    compiled = compile(forward)
+    return lambda *inputs: model(*inputs, forward=compiled)
+
+
 def call(fn, inputs, written=()):
     """What one call computes: ``fn``'s outputs on fresh copies of ``inputs`` (``fresh``), then
     the inputs at positions ``written`` as the call left them: the state it mutated. Also what

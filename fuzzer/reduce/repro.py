@@ -74,7 +74,7 @@ def main():
         compile = lambda fn: torch.compile(fn, backend={backend}, **COMPILE)  # noqa: E731
         with sdpa(COMPILED_SDPA):
             compiled, compiled_did = run(module_program(model, KINDS, WRITTEN, compile)
-                                         if KINDS else compile(model), inputs)
+                                         if KINDS else compile_model(model, compile), inputs)
     except Exception as err:
         raised = "timeout" if isinstance(err, TimeoutError) else "crash"
         print(f"compiled failed: {{type(err).__name__}}: {{err}}")

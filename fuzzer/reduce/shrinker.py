@@ -243,6 +243,18 @@ class Shrinker:
                 graph.g.remove_node(n)
         return derive(self.best, graph, self.best.inputs)
 
+    def unpass_views(self) -> bool:
+        """A view the caller passes beside its input (arguments sharing storage) that the
+        divergence does not need as an argument of its own: make it inside the function, so
+        the repro is one function and says the aliased arguments are not the cause."""
+        return self._ddmin(self.best.graph.passed_views(), self._unpassed)
+
+    def _unpassed(self, nodes: list[int]) -> Case | None:
+        graph = self.best.graph.copy()
+        for n in nodes:
+            graph.node(n).attrs.pop("passed", None)
+        return derive(self.best, graph, self.best.inputs)
+
     def bypass_nodes(self) -> bool:
         """An op that only passes its input along (activation, norm, cast) adds nothing."""
         graph = self.best.graph
@@ -439,9 +451,9 @@ class Shrinker:
 
     def passes(self) -> list[Callable[[], bool]]:
         return [self.drop_other_outputs, self.output_earlier_node, self.cut_to_eager_values,
-                self.drop_writes, self.bypass_nodes, self.slice_to_diverging_elements,
-                self.halve_dimensions, self.widen_to_float32, self.simplify_constants,
-                self.simplify_inputs]
+                self.drop_writes, self.unpass_views, self.bypass_nodes,
+                self.slice_to_diverging_elements, self.halve_dimensions, self.widen_to_float32,
+                self.simplify_constants, self.simplify_inputs]
 
     def shrink(self) -> Case:
         """Run passes to a fixpoint (or until a budget stops it: ``BudgetExhausted``); a pass
@@ -472,7 +484,10 @@ def _complexity(value: float) -> tuple[int, float]:
 
 
 def _simpler_floats(value: float) -> Iterator[float]:
-    """Strictly simpler constants only (shorter to write, then smaller), so passes cannot cycle."""
+    """Strictly simpler constants only (shorter to write, then smaller), so passes cannot cycle.
+    An infinity or NaN (``fill_(inf)``) is no long constant to read: it is kept."""
+    if not math.isfinite(value):
+        return
     seen = {value}
     for candidate in (1.0, 0.5, 2.0, float(round(value)), _round_sig(value, 1),
                       _round_sig(value, 2)):

@@ -16,10 +16,12 @@ def elements(case: Case) -> int:
     return sum(t.numel() for t in case.inputs.values())
 
 
-def size_key(case: Case) -> tuple[int, int, int, int]:
-    """The total order candidates must descend: ops, input elements, constant digits, and a
+def size_key(case: Case) -> tuple[int, int, int, int, int]:
+    """The total order candidates must descend: ops, views passed as arguments of their own
+    (each one a second function and a caller to read), input elements, constant digits, and a
     float32 case before a half-precision one."""
-    return (len(case.graph), elements(case), constant_digits(case), int(case.dtype != "float32"))
+    return (len(case.graph), len(case.graph.passed_views()), elements(case),
+            constant_digits(case), int(case.dtype != "float32"))
 
 
 def constant_digits(case: Case) -> int:

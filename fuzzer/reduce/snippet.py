@@ -145,6 +145,10 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     lines += _input_lines(case, names, forms, inputs_file)
     lines += [f"torch._inductor.config.{k} = {v!r}" for k, v in case.recipe.config.items()]
     compiled = f"torch.compile({', '.join(['model', *backend])})"
+    if graph.passed_views():  # the caller stays eager: the compiler sees aliased arguments
+        lines.append(f"compiled_forward = torch.compile({', '.join(['forward', *backend])})")
+        compiled = "partial(model, forward=compiled_forward)"
+        lines.insert(1, "from functools import partial")
     args = ", ".join(names)
     if verdict is not None and verdict.kind in RAISED:
         return "\n".join([*lines, _raised(verdict, compiled, args)]) + "\n"

@@ -72,6 +72,7 @@ class Known:
     core_any: tuple[str, ...] = ()
     core_all: tuple[str, ...] = ()
     torch: str = ""
+    aliased_arguments: str = ""  # "output" or "read" (``signature.aliased_arguments``)
     status: str = "open"  # what upstream decided (STATUSES); files without it are open
     fixed_in: str = ""  # with status "fixed": the first torch release holding the fix
     repro: str = ""  # a standalone torch script: exit 1 the bug is there, 0 not, 2 cannot run
@@ -117,6 +118,8 @@ class Known:
             set(self.vanishes_with) <= set(fields.get("vanishes_with", [])),
             not self.core_any or bool(core & {bare(label) for label in self.core_any}),
             {bare(label) for label in self.core_all} <= core,
+            not self.aliased_arguments or
+            fields.get("aliased_arguments") == self.aliased_arguments,
             applies_to(self.torch, version or str(torch.__version__)),
         ))
 

@@ -105,7 +105,22 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
         fields["error"] = [error_type(verdict.message), *verdict.frames]
     if _is_gradient(verdict):  # a backward kernel's bug, not the forward's (older keys unchanged)
         fields["gradient"] = True
+    aliased = aliased_arguments(case.graph)
+    if aliased:  # arguments sharing storage: the path AOTAutograd takes for them is the cause's
+        fields["aliased_arguments"] = aliased
     return fields
+
+
+def aliased_arguments(graph) -> str:
+    """How a program uses arguments that share storage (``Graph.passed_views``): ``output``
+    where it returns a view of one (AOTAutograd regenerates such an output from the shared
+    base), ``read`` where it only reads and writes through them, '' where it has none."""
+    passed = graph.passed_views()
+    if not passed:
+        return ""
+    bases = {graph.node(v).inputs[0] for v in passed}
+    views = [o for o in graph.outputs if o not in bases and graph.root(o) in bases]
+    return "output" if views else "read"
 
 
 def _is_gradient(verdict: Verdict | None) -> bool:
