@@ -209,3 +209,33 @@ def test_minimize_cli_exits_3_when_the_case_does_not_reproduce_k_of_k(tmp_path):
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip().count("\n") == 0 and "flaky" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_candidates_with_shared_arguments_compile_afresh() -> None:
+    """A candidate whose caller passes a view of an input beside it runs with the compile
+    caches off (its cache key ignores where the shared arguments sit in their storage, RESULTS
+    §23 D); any other candidate runs as the campaign did."""
+    from fuzzer.judge.kinds import Kind
+    from fuzzer.judge.oracle import Verdict
+
+    seen: list[dict] = []
+
+    class Recording:
+        def run(self, task):
+            seen.append(dict(task.recipe.config))
+            return type("Result", (), {"verdict": Verdict(Kind.OK)})()
+
+    def program(passed: bool) -> Case:
+        b = Builder(random.Random(0), "float32")
+        x = b.input((4, 5))
+        window = b.op("slice", x, index=((1, None, None),), passed=passed)
+        b.op("mul_scalar_", x, value=2.0)
+        b.graph.outputs = [b.op("exp", b.current(window))]
+        b.graph.infer()
+        return Case(graph=b.graph, inputs={str(x): torch.ones(4, 5)}, recipe=Recipe("inductor"))
+
+    oracle = Oracle(Verdict(Kind.ACCURACY, 0), Recording())
+    oracle(program(passed=True))
+    oracle(program(passed=False))
+    assert seen[0].get("force_disable_caches") is True
+    assert "force_disable_caches" not in seen[1]

@@ -94,7 +94,10 @@ class Oracle:
         """Does ``candidate`` show the divergence its verdict names (the shrinker sets it: the
         target, or the target moved to an earlier output node)?"""
         want = candidate.verdict or self.target
-        verdict = self.run(candidate)
+        # Candidates that differ only in where their shared arguments sit in one storage have
+        # the same compile-cache key (RESULTS §23, D): a cache hit would run another
+        # candidate's program. Such candidates compile afresh, as the k/k checks do.
+        verdict = self.run(candidate, fresh=bool(candidate.graph.passed_views()))
         if same_divergence(want, verdict):
             candidate.verdict = focus(want, verdict)
             return True
