@@ -219,6 +219,33 @@ def test_arguments_that_lose_their_overlap_are_a_finding(fake_runner) -> None:
     assert lost.verdict.is_finding and lost.verdict.output == 0, lost.verdict.summary()
 
 
+def test_a_write_through_the_bits_as_integers_is_judged_by_eager_parity(fake_runner) -> None:
+    """``x.view(torch.int32).add_(1 << 23)`` (the exponent's lowest bit: each value doubles)
+    then ``x * 2``: float64 has other bits, so the program
+    is judged against eager, and says so; a backend that loses the input's writes is found on
+    the state the call leaves. The state strategy draws such views and integer writes."""
+    from fuzzer.gen.strategy import _stateful
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4, 6))
+    b.op("add_scalar_", b.op("view_dtype", x, to="int32"), value=1 << 23)
+    b.graph.outputs = [b.op("mul_scalar", b.current(x), value=2.0)]
+    b.graph.infer()
+    _, draw = inputs.draws(b.graph, 0, 1)[0]
+    task = Task(graph=b.graph, draws=[draw], recipe=Recipe("eager"), keep_outputs=True)
+    clean = fake_runner.run(task).verdict
+    assert clean.kind == Kind.OK, clean.summary()
+    assert all("eager parity" in (o.details.judged_by or "") for o in clean.outputs)
+    lost = fake_runner.run(Task(**{**task.__dict__,
+                                   "recipe": Recipe("tests.fakes:drop_input_writes")})).verdict
+    assert lost.is_finding and lost.diverging.details.state_of == x, lost.summary()
+    drawn = [g for g in (_stateful(seed, "float32") for seed in range(200))
+             if "view_dtype" in g.op_names()]
+    assert drawn and any(
+        ops.spec(g.node(n).op).category == "write" and g.node(n).dtype.startswith("int")
+        and g.node(g.root(n)).dtype.startswith("float") for g in drawn for n in g.op_ids())
+
+
 def _module_task(backend: str, config: dict | None = None) -> Task:
     """A conv, eval batch norm and relu whose weights are parameters, then a training-mode
     batch norm whose running statistics are buffers it updates: a module with state."""
