@@ -6,8 +6,9 @@ A program holds a few storages (graph inputs it may write, values it computes) a
 six steps, each one of:
 
 - ``write``: a view chain (slices with steps, ``select``, ``narrow``, transposes, ``diagonal``,
-  ``unsqueeze``, ``as_strided`` with an offset, ``view``, the bits as integers) onto a storage, then an in-place write
-  through it: an elementwise ``_`` op, ``fill_``/``zero_``/``clamp_``/``copy_``/
+  ``unsqueeze``, ``as_strided`` with an offset, ``view``, the bits as integers) onto a
+  storage, then an in-place write through it (integer arithmetic through integer bits): an
+  elementwise ``_`` op, ``fill_``/``zero_``/``clamp_``/``copy_``/
   ``masked_fill_``, slice assignment (also of a clone of the same storage, overlapping),
   ``index_put_`` (repeated indices, accumulated), ``index_add_``/``index_copy_``/
   ``index_fill_``, ``scatter_``/``scatter_add_``/``scatter_reduce_``, or an ``out=`` form;
