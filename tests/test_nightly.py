@@ -297,7 +297,9 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path):
                            "0.5 gives True under torch.compile (eager False)\n"), text[:200]
     assert "PyTorch version:" in text  # collect_env
     assert "It printed here; it shows the divergence" in text  # the plain reproducer, run
-    assert len(text.splitlines()) < 80
+    # short enough to read: its snippet, ablation, environment and filing line (the snippet
+    # sets fallback_random as the workers do, one line)
+    assert len(text.splitlines()) < 85
     emulated = tf.inductor_keeps_roundtrip(emulate_precision_casts=True)  # what this torch does
     vanishing = text.split("**vanishes with** ", 1)[1].split("\n", 1)[0]
     assert ("`emulate_precision_casts`" in vanishing) == emulated

@@ -403,3 +403,28 @@ def test_the_real_aliasing_cause_is_known_upstream() -> None:
     assert "195451" in " ".join(found.urls)
     other = known.match({**fields, "family": "accuracy"})
     assert other is None or other.id != "scatter-copy-back-output-aliasing"
+
+
+def test_the_plain_snippet_keeps_an_inputs_layout_and_inductors_settings() -> None:
+    """An input at an offset in its storage (numfuzz's ``offset`` layout) is written as such
+    and copied as such before each call, and Inductor runs with ``fallback_random`` as in
+    every worker: RESULTS §23's cause C shows only with both. A contiguous input keeps the
+    short form."""
+    import torch
+
+    from fuzzer.corpus.case import Case
+    from fuzzer.reduce.snippet import literal_tensor, snippet_source
+
+    graph = _write_beside_a_passed_window()
+    x = graph.input_ids()[0]
+    storage = torch.arange(64.0)
+    laid = storage[1:].view(7, 9)
+    source = snippet_source(Case(graph=graph, inputs={str(x): laid}, recipe=Recipe("inductor")),
+                            {"x0": literal_tensor(laid)})
+    assert "def copy(x)" in source and "xs = [copy(x) for x in xs]" in source
+    assert ".as_strided((7, 9), (9, 1), 1)" in source
+    assert "torch._inductor.config.fallback_random = True" in source
+    plain = snippet_source(Case(graph=graph, inputs={str(x): storage[:63].view(7, 9).clone()},
+                                recipe=Recipe("eager")), {"x0": "torch.zeros(7, 9)"})
+    assert "def copy(x)" not in plain and "xs = [x.clone() for x in xs]" in plain
+    assert "fallback_random" not in plain

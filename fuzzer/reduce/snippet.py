@@ -75,7 +75,7 @@ def _dtype_arg(t: torch.Tensor) -> str:
 def literal_tensor(t: torch.Tensor) -> str:
     """``torch.tensor([...])`` holding exactly ``t`` (its dtype named unless the default); a
     strided view as ``repro.py`` writes it."""
-    if not t.is_contiguous() and t.numel() > 1:
+    if (not t.is_contiguous() or t.storage_offset()) and t.numel() > 1:
         return tensor_expression(t)
     if t.dim() == 0:
         return f"torch.tensor({literal(t.item(), t.dtype)}{_dtype_arg(t)})"
@@ -141,9 +141,13 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     if case.recipe.surface.training:
         lines += _training_helper(written)
     elif written and (verdict is None or verdict.kind != Kind.ALIASING):
-        lines += _state_helper(written)
+        lines += _state_helper(written, _laid_out(case))
     lines += _input_lines(case, names, forms, inputs_file)
-    lines += [f"torch._inductor.config.{k} = {v!r}" for k, v in case.recipe.config.items()]
+    # Inductor as every worker runs it (``runner.inductor_config``, the pt2 template): a
+    # divergence may depend on it (RESULTS §23 C shows only with it).
+    knobs = {**({"fallback_random": True} if case.recipe.backend == "inductor" else {}),
+             **case.recipe.config}
+    lines += [f"torch._inductor.config.{k} = {v!r}" for k, v in knobs.items()]
     compiled = f"torch.compile({', '.join(['model', *backend])})"
     if graph.passed_views():  # the caller stays eager: the compiler sees aliased arguments
         lines.append(f"compiled_forward = torch.compile({', '.join(['forward', *backend])})")
@@ -214,12 +218,23 @@ def _training_helper(written: list[int]) -> list[str]:
             "[torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt)]", ""]
 
 
-def _state_helper(written: list[int]) -> list[str]:
+def _state_helper(written: list[int], laid_out: bool = False) -> list[str]:
     """The program writes its inputs: each side runs on copies, and what it left in the ones
-    it writes is judged after its outputs (as ``rules.call``)."""
-    return ["def call(fn, *xs):  # on copies: the outputs, then the inputs it writes, after",
-            "    xs = [x.clone() for x in xs]",
+    it writes is judged after its outputs (as ``rules.call``). Where an input is laid out (its
+    strides, or an offset in its storage, which a write may depend on: RESULTS §23 C), each
+    copy keeps the layout over a copy of the storage, as ``rules.fresh`` does."""
+    copy = ["def copy(x):  # the same strides and storage offset, over a copy of the storage",
+            "    return torch.empty(0, dtype=x.dtype).set_(x.untyped_storage().clone(), "
+            "x.storage_offset(), x.shape, x.stride())", ""] if laid_out else []
+    return [*copy,
+            "def call(fn, *xs):  # on copies: the outputs, then the inputs it writes, after",
+            f"    xs = [{'copy(x)' if laid_out else 'x.clone()'} for x in xs]",
             f"    return [*fn(*xs), *(xs[i] for i in {written!r})]", ""]
+
+
+def _laid_out(case: Case) -> bool:
+    """Is an input stored other than contiguously from the start of its storage?"""
+    return any(not t.is_contiguous() or t.storage_offset() for t in case.inputs.values())
 
 
 def _aliasing_lines(compiled: str, args: str, names: list[str]) -> list[str]:
