@@ -428,3 +428,11 @@ def test_the_plain_snippet_keeps_an_inputs_layout_and_inductors_settings() -> No
                                 recipe=Recipe("eager")), {"x0": "torch.zeros(7, 9)"})
     assert "def copy(x)" not in plain and "xs = [x.clone() for x in xs]" in plain
     assert "fallback_random" not in plain
+
+
+def test_an_expression_reads_a_reread_as_its_alias() -> None:
+    """A draft's title spells the diverging value as one expression: a view read again after a
+    write to its storage is that view (a reread renders as nothing of its own)."""
+    graph = _write_beside_a_passed_window()
+    assert render.expression(graph, graph.outputs[0], {graph.input_ids()[0]: "x"}) == \
+        "torch.sum((x[1:, 2:]), dim=0, keepdim=True)"

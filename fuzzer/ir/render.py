@@ -145,6 +145,8 @@ def expression(graph: Graph, node: int, names: dict[int, str] | None = None,
         data = graph.node(n)
         if data.is_input:
             done[n] = names.get(n, graph.var(n))
+        elif ops.spec(data.op).renews:  # a reread renders as nothing: its alias read again
+            done[n] = done[data.inputs[0]]
         else:
             spec = ops.spec(data.op)
             own = spec.render([f"a{i}" for i in range(len(data.inputs))], data.attrs)
