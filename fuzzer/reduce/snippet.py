@@ -224,8 +224,9 @@ def _state_helper(written: list[int], laid_out: bool = False) -> list[str]:
     strides, or an offset in its storage, which a write may depend on: RESULTS §23 C), each
     copy keeps the layout over a copy of the storage, as ``rules.fresh`` does."""
     copy = ["def copy(x):  # the same strides and storage offset, over a copy of the storage",
-            "    return torch.empty(0, dtype=x.dtype).set_(x.untyped_storage().clone(), "
-            "x.storage_offset(), x.shape, x.stride())", ""] if laid_out else []
+            "    return torch.empty(0, dtype=x.dtype, device=x.device).set_("
+            "x.untyped_storage().clone(), x.storage_offset(), x.shape, x.stride())", ""] \
+        if laid_out else []
     return [*copy,
             "def call(fn, *xs):  # on copies: the outputs, then the inputs it writes, after",
             f"    xs = [{'copy(x)' if laid_out else 'x.clone()'} for x in xs]",
