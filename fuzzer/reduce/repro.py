@@ -184,13 +184,19 @@ def _tensor_source(name: str, t: torch.Tensor) -> str:
     return f"    {name} = {tensor_expression(t)}"
 
 
+def laid_out(t: torch.Tensor) -> bool:
+    """Is ``t`` stored other than contiguously from the start of its storage (strides or an
+    offset a program, or the compiler, may depend on)?"""
+    return not t.is_contiguous() or t.storage_offset() != 0
+
+
 def tensor_expression(t: torch.Tensor) -> str:
     """``t`` as a Python expression: values, dtype, shape and, for a strided view (a transpose,
     a slice, an expand) or one at an offset in its storage, the same strides and offset over a
     storage holding the elements up to the last it spans (the gaps as they are)."""
     dtype = str(t.dtype)
     offset = t.storage_offset()
-    if (t.is_contiguous() and offset == 0) or t.numel() <= 1 or min(t.stride()) < 0:
+    if not laid_out(t) or t.numel() <= 1 or min(t.stride()) < 0:
         text = f"torch.tensor([{_values(t.reshape(-1))}], dtype={dtype})"
         if t.dim() != 1:
             text += f".reshape({tuple(t.shape)!r})"

@@ -29,7 +29,7 @@ from fuzzer.ir import render
 from fuzzer.judge.key import focus, same_divergence
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import Verdict
-from fuzzer.reduce.repro import tensor_expression
+from fuzzer.reduce.repro import laid_out, tensor_expression
 
 LITERAL_LIMIT = 8  # elements of one input written as literals; more: an expression or a file
 SHOWN = 4  # differing elements printed
@@ -75,7 +75,7 @@ def _dtype_arg(t: torch.Tensor) -> str:
 def literal_tensor(t: torch.Tensor) -> str:
     """``torch.tensor([...])`` holding exactly ``t`` (its dtype named unless the default); a
     strided view as ``repro.py`` writes it."""
-    if (not t.is_contiguous() or t.storage_offset()) and t.numel() > 1:
+    if laid_out(t) and t.numel() > 1:
         return tensor_expression(t)
     if t.dim() == 0:
         return f"torch.tensor({literal(t.item(), t.dtype)}{_dtype_arg(t)})"
@@ -141,7 +141,7 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     if case.recipe.surface.training:
         lines += _training_helper(written)
     elif written and (verdict is None or verdict.kind != Kind.ALIASING):
-        lines += _state_helper(written, _laid_out(case))
+        lines += _state_helper(written, any(map(laid_out, case.inputs.values())))
     lines += _input_lines(case, names, forms, inputs_file)
     # Inductor as every worker runs it (``runner.inductor_config``, the pt2 template): a
     # divergence may depend on it (RESULTS §23 C shows only with it).
@@ -231,11 +231,6 @@ def _state_helper(written: list[int], laid_out: bool = False) -> list[str]:
             "def call(fn, *xs):  # on copies: the outputs, then the inputs it writes, after",
             f"    xs = [{'copy(x)' if laid_out else 'x.clone()'} for x in xs]",
             f"    return [*fn(*xs), *(xs[i] for i in {written!r})]", ""]
-
-
-def _laid_out(case: Case) -> bool:
-    """Is an input stored other than contiguously from the start of its storage?"""
-    return any(not t.is_contiguous() or t.storage_offset() for t in case.inputs.values())
 
 
 def _aliasing_lines(compiled: str, args: str, names: list[str]) -> list[str]:
