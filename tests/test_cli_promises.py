@@ -199,21 +199,24 @@ def test_resume_refuses_other_flags_by_name_and_campaigns_keep_their_own_ledgers
     run = [*FAKE_RUN, "--backend", "eager", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "fuzzer", *run, "--seed", "13",
-                             "--cases", "100000"], cwd=ROOT, env=env, text=True,
+                             "--cases", "100000", "--json"], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=_ctrl_c_restored)
-    seen = 0
-    while seen < 3:  # a few cases done, then Ctrl-C
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read()
+    seen, logged = 0, []
+    while seen < 3:  # a few cases done, then Ctrl-C (under --json the log is on stderr)
+        line = proc.stderr.readline()
+        logged.append(line)
+        assert line, "".join(logged) + proc.stdout.read()
         seen += bool(re.search(r" case \d+: ", line))
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    out_text, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "--resume" in err and "same campaign flags" in err and "--seed 13" in err
     (ledger, key), = campaigns_in(out)
     done = json.loads(ledger.read_text())["below"]
     assert key["seed"] == 13 and done >= 3
+    partial = json.loads(out_text)  # --json still reports what ran before the interrupt
+    assert partial["stopped"] == "interrupted" and partial["cases"] == done
 
     refused = numfuzz(*run, "--cases", "5", "--resume")  # --seed forgotten
     assert refused.returncode == 2

@@ -167,3 +167,16 @@ def test_the_first_gpu_finding_replays_on_cuda(cuda_inductor_runner) -> None:
     assert case.device == "cuda"
     verdict = replay_case(case, runner=cuda_inductor_runner).verdict
     assert verdict.kind == Kind.INT_FLIP, verdict.summary()
+
+
+def test_the_narrow_integer_scatter_crash_replays_on_cuda(cuda_inductor_runner) -> None:
+    """The state campaign on a GPU (RESULTS §4, second run: H200, torch 2.11, Triton 3.6) saved a
+    program whose ``scatter_reduce_`` writes through an int16 view of a bfloat16 argument: Inductor
+    emits a Triton atomic add on int16, which Triton refuses ("atomic_add does not support int16";
+    bench/gpu_int_atomics.py: index_add_, index_put_(accumulate=True), scatter_add_ and
+    scatter_reduce_ on int8, uint8 and int16 alike). Replayed, it is that crash again."""
+    case = Case.load(REPO / "tests" / "data" / "cuda_int16_view_scatter_reduce_atomic.pt")
+    assert case.device == "cuda" and case.verdict.kind == Kind.CRASH
+    verdict = replay_case(case, runner=cuda_inductor_runner).verdict
+    assert verdict.kind == Kind.CRASH, verdict.summary()
+    assert "scatter_reduce" in verdict.message, verdict.message

@@ -8,7 +8,9 @@ from __future__ import annotations
 import random
 
 import pytest
+import torch
 
+from fuzzer.corpus.case import Case
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.gen import edge, inputs
@@ -219,7 +221,8 @@ def test_arguments_that_lose_their_overlap_are_a_finding(fake_runner) -> None:
     assert lost.verdict.is_finding and lost.verdict.output == 0, lost.verdict.summary()
 
 
-def test_a_write_through_the_bits_as_integers_is_judged_by_eager_parity(fake_runner) -> None:
+def test_a_write_through_the_bits_as_integers_is_judged_by_eager_parity(fake_runner,
+                                                                       tmp_path) -> None:
     """``x.view(torch.int32).add_(1 << 23)`` (the exponent's lowest bit: each value doubles)
     then ``x * 2``: float64 has other bits, so the program
     is judged against eager, and says so; a backend that loses the input's writes is found on
@@ -239,11 +242,51 @@ def test_a_write_through_the_bits_as_integers_is_judged_by_eager_parity(fake_run
     lost = fake_runner.run(Task(**{**task.__dict__,
                                    "recipe": Recipe("tests.fakes:drop_input_writes")})).verdict
     assert lost.is_finding and lost.diverging.details.state_of == x, lost.summary()
+    _repro_and_snippet_judge_by_eager(Case(graph=b.graph, inputs=draw, verdict=lost,
+                                           recipe=Recipe("tests.fakes:drop_input_writes")),
+                                      fake_runner, tmp_path)
     drawn = [g for g in (_stateful(seed, "float32") for seed in range(200))
              if "view_dtype" in g.op_names()]
     assert drawn and any(
         ops.spec(g.node(n).op).category == "write" and g.node(n).dtype.startswith("int")
         and g.node(g.root(n)).dtype.startswith("float") for g in drawn for n in g.op_ids())
+
+
+def _repro_and_snippet_judge_by_eager(case, runner, tmp_path) -> None:
+    """The repro.py and the plain snippet of a finding on a program that reinterprets bits run,
+    and compare with eager, not float64 (widened, its bits are other bits and its dtype views
+    other shapes: writing the repro of a GPU run's case raised on that, RESULTS §4)."""
+    from fuzzer.reduce.repro import write_repro
+    from fuzzer.reduce.snippet import plain_repro
+    from tests.conftest import run_repro
+
+    repro = write_repro(case, tmp_path / "parity")
+    assert "FLOAT64 = False" in repro.read_text() and "PARITY = True" in repro.read_text()
+    done = run_repro(repro)
+    assert done.returncode == 1, done.stdout + done.stderr
+    plain = plain_repro(case, runner, tmp_path, "plain").source
+    assert "float64)" not in plain and "judged against eager" in plain, plain
+    (tmp_path / "plain.py").write_text(plain)
+    shown = run_repro(tmp_path / "plain.py", cwd=tmp_path)
+    assert shown.returncode == 0 and "compiled" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_outputs_sharing_one_storage_under_two_dtypes_reach_the_table(fake_runner) -> None:
+    """A program returning ``x.view(torch.int32)`` after a write through it, while the state of
+    ``x`` is judged too: two values of one storage under two dtypes. Replayed with its values
+    (a replay table, the minimizer), ``torch.save`` refused them and the worker died, which read
+    as the compiled program's crash (a CUDA state case replayed on the CPU, RESULTS §4)."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4, 6))
+    b.graph.outputs = [b.op("add_scalar_", b.op("view_dtype", x, to="int32"), value=1 << 23)]
+    b.graph.infer()
+    _, draw = inputs.draws(b.graph, 0, 1)[0]
+    result = fake_runner.run(Task(graph=b.graph, draws=[draw], recipe=Recipe("eager"),
+                                  keep_outputs=True))
+    assert result.verdict.kind == Kind.OK, result.verdict.summary()
+    eager = result.outputs["eager"]
+    assert [t.dtype for t in eager] == [torch.int32, torch.float32]
+    assert torch.equal(eager[0], eager[1].view(torch.int32))  # the same bits, stored apart
 
 
 def _module_task(backend: str, config: dict | None = None) -> Task:

@@ -133,3 +133,19 @@ def test_a_worker_that_cannot_start_leaves_no_log_or_cache_behind(monkeypatch):
     with pytest.raises(OSError, match="Resource temporarily unavailable"):
         workers.Worker("cpu", warmup=False, private_cache=True)
     assert mine() == before
+
+
+def test_an_answer_that_cannot_be_sent_is_a_harness_error_of_its_case() -> None:
+    """A result torch.save refuses (here an object it cannot pickle) is sent as a harness error
+    of that case, not raised: the worker's death would read as the compiled program's crash."""
+    import io
+
+    import torch
+
+    from fuzzer.campaign.harness import is_harness_error
+    from fuzzer.execute.runner import RunResult
+    from fuzzer.execute.workers import answer
+
+    result = RunResult(Verdict("ok"), outputs={"eager": [lambda: None]})
+    sent = RunResult.from_dict(torch.load(io.BytesIO(answer(result)), weights_only=True))
+    assert is_harness_error(sent.verdict) and "sending the result" in sent.verdict.message

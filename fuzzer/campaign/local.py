@@ -91,9 +91,12 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
                 continue
             outcome = settle(settings, ran)
             loop.finish(outcome, ran.details, replayable(ran, outcome))
-    except BaseException:  # Ctrl-C: what is saved stays saved; the workers stop first
+    except BaseException as err:  # Ctrl-C: what is saved stays saved; the workers stop first
         halt.set()
         stop_workers(threads, runners, results)
+        if isinstance(err, KeyboardInterrupt):  # what ran so far, for the caller's report
+            err.summary = loop.close()
+            err.summary.stopped = err.summary.stopped or "interrupted"
         raise
     summary = loop.close()
     if failures:

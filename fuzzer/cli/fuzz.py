@@ -137,7 +137,13 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
 
         summary = report.run(run_on_ray)
     else:
-        summary = report.run(run_campaign)
+        try:
+            summary = report.run(run_campaign)
+        except KeyboardInterrupt as err:  # Ctrl-C or a deadline's SIGINT: --json still says
+            partial = getattr(err, "summary", None)  # what ran (the group's hint follows)
+            if as_json and partial is not None:
+                click.echo(strict_json(partial.to_dict()))
+            raise
     # Nothing judged is nothing clean: every case a skip or a harness error.
     unjudged = " ".join((summary.first_skip or next(iter(summary.harness_messages), "")).split()) \
         if summary.cases and not summary.judged else ""

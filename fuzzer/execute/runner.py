@@ -71,7 +71,9 @@ class RunResult:
 
     def to_dict(self) -> dict:
         return {"verdict": self.verdict.to_dict(), "scores": list(self.scores),
-                "outputs": self.outputs, "context_lost": self.context_lost}
+                "outputs": {side: [own_storage(t) for t in values]
+                            for side, values in self.outputs.items()},
+                "context_lost": self.context_lost}
 
     @classmethod
     def from_dict(cls, data: dict) -> RunResult:
@@ -83,6 +85,13 @@ class RunResult:
     def lost(cls, kind: Kind, message: str) -> RunResult:
         """No answer: the worker crashed or hung (``kind``), or numfuzz itself failed."""
         return cls(Verdict(kind, message=message))
+
+
+def own_storage(value: object) -> object:
+    """A tensor as a copy with a storage of its own (layout kept): a program's outputs and the
+    state it leaves may share one storage under two dtypes (a ``.view(dtype)``), which
+    ``torch.save`` refuses, and the values crossing the pipe need no aliasing between them."""
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
 
 
 def harness_error(message: str) -> Verdict:

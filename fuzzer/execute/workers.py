@@ -366,8 +366,6 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
     os.dup2(2, 1)  # whatever the compiler prints must not corrupt the protocol stream
     inp = os.fdopen(0, "rb")
 
-    import io
-
     import torch
 
     from fuzzer.execute import faults, original, runner
@@ -398,11 +396,29 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
         result.context_lost = result.context_lost or _context_broken()
         if result.verdict.message.startswith(faults.OUT_OF_MEMORY):
             _free_device_memory()
-        buf = io.BytesIO()
-        torch.save(result.to_dict(), buf)
-        send_frame(out, buf.getvalue())
+        send_frame(out, answer(result))
         if result.context_lost:  # every later CUDA call would fail the same way
             return
+
+
+def answer(result: RunResult) -> bytes:
+    """``result`` as the frame's bytes; one that cannot be serialized is a harness error of its
+    task (never the worker's death, which would read as the compiled program's crash)."""
+    import io
+
+    import torch
+
+    from fuzzer.execute import runner
+
+    buf = io.BytesIO()
+    try:
+        torch.save(result.to_dict(), buf)
+    except Exception as err:
+        failed = runner.harness_error(f"sending the result: {runner.error_line(err)}")
+        lost = runner.RunResult(failed, context_lost=result.context_lost)
+        buf = io.BytesIO()
+        torch.save(lost.to_dict(), buf)
+    return buf.getvalue()
 
 
 def _context_broken() -> bool:

@@ -58,7 +58,8 @@ def main():
         program = module_program(model, KINDS, WRITTEN) if KINDS else model
         with sdpa(SDPA):
             eager, eager_did = run(program, inputs)
-        ref = float64_run(lambda *wide: run(model, wide)[0], inputs)
+        ref = float64_run(lambda *wide: run(model, wide)[0], inputs) if FLOAT64 else \
+            run(program, inputs)[0]  # a second eager run: what the program is judged against
     except Exception as err:
         print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
         return 2
@@ -240,6 +241,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
                      for k, v in case.recipe.config.items())
     eager_sdpa, compiled_sdpa = _sdpa(case)
     signs = _zero_signs(case, output)
+    stands = semantics.float64_stands(case.graph)
     header = (
         f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
         f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
@@ -265,7 +267,10 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"TOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
         f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
         f"ORDINAL = {_ordinal(case, output)!r}\n"
-        f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity'!r}  # judged by eager parity\n"
+        f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity' or not stands!r}"
+        "  # judged by eager parity\n"
+        f"FLOAT64 = {stands!r}  # can a float64 run stand for it (not where it reinterprets "
+        "bits)\n"
         f"NODE = {_node(case, output)!r}  # the graph node OUTPUT reads\n"
         f"WRITTEN = {_written(case)!r}  # the inputs the program writes: judged after the call\n"
         f"NAMES = {[case.graph.var(n) for n in case.graph.input_ids()]!r}\n"
@@ -443,9 +448,12 @@ def _head_source(case: Case, output: int) -> list[str]:
 
 
 def _float64_values(case: Case) -> dict:
-    """The float64 value of every node on the case's own inputs."""
+    """The float64 value of every node on the case's own inputs; eager's, as the runner takes
+    them, where float64 cannot stand for the program (``semantics.float64_stands``)."""
     trace = render.load(render.render_trace(case.graph), "trace")
     with torch.no_grad():
+        if not semantics.float64_stands(case.graph):
+            return trace(*[rules.fresh(t) for t in case.ordered_inputs()])
         return rules.float64_run(trace, case.ordered_inputs())
 
 

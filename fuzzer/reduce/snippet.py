@@ -26,6 +26,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.execute.pool import TaskRunner
 from fuzzer.ir import render
+from fuzzer.judge import semantics
 from fuzzer.judge.key import focus, same_divergence
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import Verdict
@@ -164,8 +165,10 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     wide = ", ".join(f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
                      for n, i in zip(names, graph.input_ids()))
     lines += [f"eager = {run.format(args=args)}[{position}]",
-              f"compiled = {run.replace('model', compiled, 1).format(args=args)}[{position}]",
-              "torch.set_default_dtype(torch.float64)  # the float64 reference",
+              f"compiled = {run.replace('model', compiled, 1).format(args=args)}[{position}]"]
+    if not semantics.float64_stands(graph):  # a dtype view: float64's bits are other bits
+        return "\n".join(lines + _parity_prints(verdict)) + "\n"
+    lines += ["torch.set_default_dtype(torch.float64)  # the float64 reference",
               f"ref = {run.format(args=wide)}[{position}]"]
     return "\n".join(lines + _prints(verdict)) + "\n"
 
@@ -266,6 +269,21 @@ def _prints(verdict: Verdict | None) -> list[str]:
     return [f"for i in {indices!r}:",
             "    print(i, 'eager', eager[i].item(), 'compiled', compiled[i].item(), "
             "'float64', ref[i].item())"]
+
+
+def _parity_prints(verdict: Verdict | None) -> list[str]:
+    """The prints of a program judged by eager parity (it reinterprets bits): eager beside
+    compiled, no float64."""
+    out = verdict.diverging if verdict is not None else None
+    if out is not None and out.kind == Kind.META:
+        return _prints(verdict)
+    indices = [tuple(e.index) for e in (out.details.elements if out is not None else [])[:SHOWN]]
+    note = "# judged against eager: a dtype view reinterprets bits, which float64 cannot stand for"
+    if not indices:
+        return [note, "print('max |compiled - eager|', "
+                      "(compiled.double() - eager.double()).abs().max().item())"]
+    return [note, f"for i in {indices!r}:",
+            "    print(i, 'eager', eager[i].item(), 'compiled', compiled[i].item())"]
 
 
 # ------------------------------------------------------------------ choosing the inputs
