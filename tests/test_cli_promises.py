@@ -464,3 +464,27 @@ def test_no_command_shows_a_traceback_on_bad_input(troubles: Path, command: str,
         return
     assert result.exit_code == 2, result.output
     error_line(result.stderr)  # click's own usage errors (a path that must exist) too
+
+
+def test_a_case_numfuzz_cannot_render_keeps_what_was_saved_in_one_line(
+        troubles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case whose repro.py numfuzz fails to render (its own bug: a GPU case with dtype views
+    raised in the float64 run repro.py makes, RESULTS §4) is one line, exit 2, from ``repro``;
+    after ``minimize`` the minimized case.pt and minimize.log are saved and the line says so."""
+    from types import SimpleNamespace
+
+    from fuzzer.cli.cases import _save_minimized
+    from fuzzer.reduce import repro
+
+    def broken(case, out_dir):
+        raise RuntimeError("self.stride(-1) must be 1 to view Double as Short")
+
+    monkeypatch.setattr(repro, "repro_source", broken)
+    result = invoke(["repro", str(troubles / "case.pt"), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "could not render repro.py" in error_line(result.stderr)
+    out = tmp_path / "min"
+    out.mkdir()
+    saved = _save_minimized(SimpleNamespace(case=Case.load(troubles / "case.pt")), out, ["a"])
+    assert saved is None and (out / "case.pt").exists()
+    assert "could not render repro.py" in (out / "minimize.log").read_text()

@@ -333,7 +333,8 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     log_lines += result.pass_lines()
     repro = _save_minimized(result, out, log_lines)
     if as_json:
-        click.echo(strict_json({"case": str(out / "case.pt"), "repro": str(repro),
+        click.echo(strict_json({"case": str(out / "case.pt"),
+                                "repro": str(repro) if repro else None,
                                 "verdict": result.case.verdict.to_dict(),
                                 **{what: after for what, _, after in rows}}))
     else:
@@ -345,14 +346,21 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     sys.exit(1 if reproduces else 3)
 
 
-def _save_minimized(result: MinimizeResult, out: Path, log_lines: list[str]) -> Path:
-    """case.pt, repro.py and minimize.log in ``out``; a write that fails is one line."""
+def _save_minimized(result: MinimizeResult, out: Path, log_lines: list[str]) -> Path | None:
+    """case.pt, repro.py and minimize.log in ``out``; a write that fails is one line. A repro.py
+    numfuzz cannot render is said in one line and the log; the case stays saved (None)."""
     from fuzzer.corpus.files import atomic_write, write_failure
+    from fuzzer.errors import CaseError
     from fuzzer.reduce.repro import write_repro
 
+    repro = None
     try:
         result.case.save(out / "case.pt")
-        repro = write_repro(result.case, out)
+        try:
+            repro = write_repro(result.case, out)
+        except CaseError as err:
+            log_lines.append(str(err))
+            click.echo(f"numfuzz: {err}; {out / 'case.pt'} is saved", err=True)
         atomic_write(out / "minimize.log", "\n".join(log_lines) + "\n")
     except OSError as err:
         raise UserError(f"minimized, but the result is not saved: {write_failure(err)}") \
@@ -400,7 +408,7 @@ class Watched:
         self.runner.close()
 
 
-def _minimize_table(result: MinimizeResult, out: Path, repro: Path) -> None:
+def _minimize_table(result: MinimizeResult, out: Path, repro: Path | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -411,6 +419,9 @@ def _minimize_table(result: MinimizeResult, out: Path, repro: Path) -> None:
         table.add_row(*row)
     console = Console(width=120)
     console.print(table)
+    if repro is None:
+        console.print(f"wrote {out / 'case.pt'}, {out / 'minimize.log'} (no repro.py)")
+        return
     console.print(f"wrote {out / 'case.pt'}, {repro}, {out / 'minimize.log'}")
     console.print(f"run it: python {repro}")
 

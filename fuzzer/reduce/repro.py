@@ -468,7 +468,16 @@ def _undefined(case: Case, output: int) -> list[int] | None:
 
 
 def write_repro(case: Case, out_dir: Path) -> Path:
-    """Write ``repro.py`` (and ``inputs.pt`` when the inputs are large) into ``out_dir``."""
+    """Write ``repro.py`` (and ``inputs.pt`` when the inputs are large) into ``out_dir``. A case
+    numfuzz cannot render (its own bug, e.g. a run of the program it did not foresee) is a
+    ``CaseError`` of one line, never a traceback; what a caller saved before stays saved."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "repro.py"
-    return atomic_write(path, repro_source(case, out_dir))
+    try:
+        source = repro_source(case, out_dir)
+    except (CaseError, OSError):
+        raise
+    except Exception as err:
+        raise CaseError(f"numfuzz could not render repro.py for this case (its own failure): "
+                        f"{type(err).__name__}: {err}") from None
+    return atomic_write(path, source)
