@@ -184,6 +184,21 @@ def test_repro_rebuilds_each_layout_exactly(layout: str) -> None:
             (laid.stride(), laid.storage_offset()), (layout, dtype)
 
 
+@pytest.mark.parametrize("shape, stride, offset", [((1,), (2,), 0), ((3, 1), (1, 7), 0),
+                                                   ((1,), (1,), 1), ((), (), 0)])
+def test_repro_keeps_the_strides_of_size_one_dimensions_and_single_elements(shape, stride,
+                                                                            offset) -> None:
+    """``is_contiguous`` ignores a size-1 dimension's stride and a one-element tensor was
+    written as a plain literal, but the compiler reads them: a shape (1,) input of stride 2
+    crashed AOTAutograd on 2.11 where its repro.py, written with stride 1, did not (RESULTS §4)."""
+    base = torch.arange(12.0)
+    laid = base.as_strided(shape, stride, offset)
+    rebuilt = eval(tensor_expression(laid), {"torch": torch, "nan": math.nan,  # noqa: S307
+                                             "inf": math.inf})
+    assert torch.equal(rebuilt, laid)
+    assert (rebuilt.stride(), rebuilt.storage_offset()) == (laid.stride(), laid.storage_offset())
+
+
 @pytest.mark.parametrize("layout", ["channels_last", "padded"])
 def test_repro_py_of_a_laid_out_case_reproduces_it(fake_runner, tmp_path: Path,
                                                    layout: str) -> None:

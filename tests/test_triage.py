@@ -256,6 +256,24 @@ def test_arguments_sharing_storage_are_part_of_the_cause_and_of_the_known_list()
     assert known.match(read) is None or known.match(read).id != "synthetic-base-output-view"
 
 
+def test_a_crash_matches_a_known_entry_by_where_it_raised():
+    """``error_any`` matches a crash by a string in its exception type or torch frames: the
+    2.11 compile error inside ``_as_strided_scatter_meta`` (the GPU run's most frequent crash,
+    RESULTS §4) is known and fixed in 2.15; the same crash raised elsewhere is not this entry."""
+    from fuzzer.triage import known
+
+    where = "torch/_prims/__init__.py:_as_strided_scatter_meta"
+    fields = {"family": "crash", "device": "cuda", "core": ["as_strided", "sign_"],
+              "error": ["BackendCompilerFailed", where, "torch/__init__.py:_check"]}
+    entry = known.match(fields, version="2.11.0")
+    assert entry is not None and entry.id == "as-strided-scatter-storage-bounds", entry
+    assert entry.state("2.11.0") == "fixed in 2.15"
+    assert entry.reappeared("2.15.0")  # seen again where it is fixed: a regression, drafted
+    elsewhere = {**fields, "error": ["BackendCompilerFailed", "torch/_inductor/lowering.py:x"]}
+    assert all(e.id != "as-strided-scatter-storage-bounds"
+               for e in known.entries() if e.matches(elsewhere, "2.11.0"))
+
+
 def test_signature_is_the_same_in_another_process(tmp_path):
     case = case_of(diamond(3))
     case.save(tmp_path / "case.pt")

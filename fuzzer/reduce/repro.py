@@ -187,8 +187,11 @@ def _tensor_source(name: str, t: torch.Tensor) -> str:
 
 def laid_out(t: torch.Tensor) -> bool:
     """Is ``t`` stored other than contiguously from the start of its storage (strides or an
-    offset a program, or the compiler, may depend on)?"""
-    return not t.is_contiguous() or t.storage_offset() != 0
+    offset a program, or the compiler, may depend on)? Strides are compared exactly, those of
+    size-1 dimensions too, which ``is_contiguous`` ignores and the compiler does not (a shape
+    (1,) input of stride 2 crashed AOTAutograd on 2.11 where stride 1 did not)."""
+    canonical = torch.empty(t.shape, device="meta").stride()
+    return tuple(t.stride()) != tuple(canonical) or t.storage_offset() != 0
 
 
 def tensor_expression(t: torch.Tensor) -> str:
@@ -197,7 +200,7 @@ def tensor_expression(t: torch.Tensor) -> str:
     storage holding the elements up to the last it spans (the gaps as they are)."""
     dtype = str(t.dtype)
     offset = t.storage_offset()
-    if not laid_out(t) or t.numel() <= 1 or min(t.stride()) < 0:
+    if not laid_out(t) or t.numel() == 0 or min(t.stride()) < 0:
         text = f"torch.tensor([{_values(t.reshape(-1))}], dtype={dtype})"
         if t.dim() != 1:
             text += f".reshape({tuple(t.shape)!r})"

@@ -73,6 +73,7 @@ class Known:
     core_all: tuple[str, ...] = ()
     torch: str = ""
     aliased_arguments: str = ""  # "output" or "read" (``signature.aliased_arguments``)
+    error_any: tuple[str, ...] = ()  # a crash: one of these is in its exception type or frames
     status: str = "open"  # what upstream decided (STATUSES); files without it are open
     fixed_in: str = ""  # with status "fixed": the first torch release holding the fix
     repro: str = ""  # a standalone torch script: exit 1 the bug is there, 0 not, 2 cannot run
@@ -120,6 +121,8 @@ class Known:
             {bare(label) for label in self.core_all} <= core,
             not self.aliased_arguments or
             fields.get("aliased_arguments") == self.aliased_arguments,
+            not self.error_any or any(part in str(where) for part in self.error_any
+                                      for where in fields.get("error", [])),
             applies_to(self.torch, version or str(torch.__version__)),
         ))
 
