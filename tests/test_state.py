@@ -252,6 +252,48 @@ def test_a_write_through_the_bits_as_integers_is_judged_by_eager_parity(fake_run
         and g.node(g.root(n)).dtype.startswith("float") for g in drawn for n in g.op_ids())
 
 
+def _bits_of_erf(write: str, value: int) -> Task:
+    """``y = torch.erf(x)`` in bfloat16, then ``y.view(torch.int16).<write>(value)``; judged
+    on ``y``. The view reinterprets a computed float: one step of rounding noise there moves
+    ``mul_scalar_(-3)``'s result by far more than any tolerance, ``add_scalar_(1)``'s by a step."""
+    b = Builder(random.Random(0), "bfloat16")
+    y = b.op("erf", b.input((4, 6)))
+    b.op(write, b.op("view_dtype", y, to="int16"), value=value)
+    b.graph.outputs = [b.op("mul_scalar", b.current(y), value=2.0)]
+    b.graph.infer()
+    _, draw = inputs.draws(b.graph, 0, 1)[0]
+    return Task(graph=b.graph, draws=[draw], recipe=Recipe("eager"))
+
+
+def test_rounding_noise_amplified_by_a_dtype_view_is_no_evidence(fake_runner, tmp_path):
+    """Under eager parity, a compiled erf one step off (noise a fused kernel or another order
+    of accumulation makes) is amplified by ``view(int16).mul_(-3)`` into a huge difference: the
+    elements one step of noise moves there are not judged, and are counted (a GPU state case,
+    a bfloat16 scatter_add_ in another order, was an accuracy finding so, RESULTS §4). Where
+    the view does not amplify (``add_(1)``), a compiled erf a quarter of eager's is still found."""
+    def run(task, backend):
+        return fake_runner.run(Task(**{**task.__dict__, "recipe": Recipe(backend)})).verdict
+
+    amplified = _bits_of_erf("mul_scalar_", -3)
+    noise = run(amplified, "tests.fakes:erf_ulp")
+    assert noise.kind == Kind.OK, noise.summary()
+    assert sum(o.details.unstable or 0 for o in noise.outputs) > 0
+    plain = _bits_of_erf("add_scalar_", 1)
+    assert run(plain, "tests.fakes:erf_ulp").kind == Kind.OK
+    bug = run(plain, "tests.fakes:erf_quarter")
+    assert bug.is_finding and "eager parity" in (bug.diverging.details.judged_by or ""), \
+        bug.summary()
+    from fuzzer.reduce.repro import write_repro
+    from tests.conftest import run_repro
+
+    case = Case(graph=plain.graph, inputs=plain.draws[0], dtype="bfloat16", verdict=bug,
+                recipe=Recipe("tests.fakes:erf_quarter"))
+    repro = write_repro(case, tmp_path / "repro")
+    assert f"BIT_NOISE = {plain.graph.outputs[0]!r}" in repro.read_text()
+    done = run_repro(repro)  # the same rule in the repro: the bug reproduces
+    assert done.returncode == 1, done.stdout + done.stderr
+
+
 def _repro_and_snippet_judge_by_eager(case, runner, tmp_path) -> None:
     """The repro.py and the plain snippet of a finding on a program that reinterprets bits run,
     and compare with eager, not float64 (widened, its bits are other bits and its dtype views

@@ -113,6 +113,9 @@ class Programs:
     # the run's arguments; None where no graph stands for the program (a model file whose
     # capture does not give its outputs bit for bit): then no code's stability is measured.
     nudged: Callable[[list[torch.Tensor]], list[dict]] | None = None
+    # eager's values of every node with one step of noise on each float a dtype view
+    # reinterprets (``bit_noise_runs``); None where no view reinterprets a computed float
+    bit_noise: Callable[[list[torch.Tensor]], list[dict]] | None = None
     written: list[int] = field(default_factory=list)  # positions of the inputs it writes
 
     kinds: list[str] = field(default_factory=list)  # module form: per input x/param/buffer
@@ -127,9 +130,12 @@ class Programs:
         written = [inputs.index(n) for n in graph.written_inputs()]
         kinds = [] if training else semantics.kinds(graph)
         fn = render.load(source, "model")
+        noisy = not semantics.float64_stands(graph) and render.bit_noise_sources(graph)
         return cls(graph, source, rules.module_program(fn, kinds, written) if kinds else fn,
                    render.load(render.render_trace(graph), "trace"),
-                   nudged=lambda args: nudged_runs(graph, args), written=written, kinds=kinds)
+                   nudged=lambda args: nudged_runs(graph, args),
+                   bit_noise=(lambda args: bit_noise_runs(graph, args)) if noisy else None,
+                   written=written, kinds=kinds)
 
     def compiled(self, recipe: Recipe) -> Callable:
         """The program compiled as ``recipe`` says: the module itself where it is one (so its
@@ -145,6 +151,15 @@ def nudged_runs(graph: Graph, args: list[torch.Tensor]) -> list[dict]:
     eager's rounding noise added back (``rules.nudge_``): does a discrete code survive it?"""
     fn = render.load(render.render_nudged_trace(graph), "nudged_trace", {"nudge_": rules.nudge_})
     return [rules.float64_run(lambda *wide, k=k: fn(k, *wide), args) for k in range(rules.NUDGES)]
+
+
+def bit_noise_runs(graph: Graph, args: list[torch.Tensor]) -> list[dict]:
+    """Eager's values of every node of ``graph`` on ``args`` in ``rules.NUDGES`` runs, each
+    float a dtype view reinterprets moved one step first (``rules.step_bits_``): which judged
+    elements does rounding noise, amplified by the reinterpretation, move?"""
+    fn = render.load(render.render_bit_noise_trace(graph), "bit_noise_trace",
+                     {"step_bits_": rules.step_bits_})
+    return [fn(k, *[rules.fresh(a) for a in args]) for k in range(rules.NUDGES)]
 
 
 def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
@@ -290,8 +305,10 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     except ValueError:
         return Verdict(Kind.SKIP, message="compiled's two runs differ in number, shape or "
                                           "dtype of outputs on this input", sdpa=sdpa), {}
-    steady = oracle.steadied(eager_all, out_all, unstable)
     parity = programs.nodewise and not semantics.float64_stands(programs.graph)
+    if parity and not training and programs.bit_noise is not None:
+        unstable = oracle.either(unstable, _moved_by_bit_noise(programs, args, eager_values))
+    steady = oracle.steadied(eager_all, out_all, unstable)
     try:
         values = eager_values if parity else rules.float64_run(programs.trace, args)
         ref_all = [values[k] for k in semantics.judged(programs.graph)]
@@ -359,6 +376,18 @@ def _eager_runs(programs: Programs, args: list[torch.Tensor], recipe: Recipe
             again = [*again, *_call(programs.model, args, programs.written, True)[0][arity:]]
     _synchronize()  # an asynchronous CUDA error of eager's surfaces as eager's
     return first, again, eager_values, list(dict.fromkeys(seen))
+
+
+def _moved_by_bit_noise(programs: Programs, args: list[torch.Tensor], eager_values: dict
+                        ) -> list[torch.Tensor | None]:
+    """Per judged value, the elements one step of rounding noise on the floats a dtype view
+    reinterprets moves (``rules.moved_by_noise``): under eager parity such an element's bits
+    are no evidence, as an element that varies run to run is none (``oracle.steadied``)."""
+    keys = semantics.judged(programs.graph)
+    base = [eager_values[k] for k in keys]
+    runs = [[run[k] for k in keys] for run in programs.bit_noise(args)]
+    tols = [oracle.TOLERANCE.get(str(b.dtype).removeprefix("torch."), 1e-4) for b in base]
+    return rules.moved_by_noise(base, runs, tols)
 
 
 def _compiled_run(compiled: Callable, args: list[torch.Tensor], written: list[int],

@@ -124,6 +124,40 @@ def render_nudged_trace_function(graph: Graph) -> str:
                       f"    return {_trace_values(graph)}"])
 
 
+def render_bit_noise_trace_function(graph: Graph) -> str:
+    """The trace with the float that each dtype view reinterprets moved one step of its dtype
+    per element right after the view is made (so through it too): ``bit_noise_trace(k,
+    *inputs)`` calls ``step_bits_(value, k, node)`` (``judge.rules``, in the caller's scope) on
+    the view's source, where any op computed it (``OpSpec.exact`` ops pass their input's bits
+    on): the rounding noise a compiled kernel may make, which the reinterpreted bits amplify.
+    Run in eager, it shows which elements of a program judged by eager parity that noise
+    moves."""
+    def noisy(node_id: int) -> list[str]:
+        node = graph.node(node_id)
+        if not ops.spec(node.op).bits:
+            return []
+        source = node.inputs[0]
+        upstream = nx.ancestors(graph.g, source) | {source}
+        if graph.node(source).dtype in ops.FLOAT_DTYPES and any(
+                not graph.node(n).is_input and not ops.spec(graph.node(n).op).exact
+                and graph.node(n).dtype in ops.FLOAT_DTYPES for n in upstream):
+            return [f"    step_bits_({graph.var(source)}, _k, {node_id})"]
+        return []
+
+    args = ", ".join(["_k", *(graph.var(i) for i in graph.input_ids())])
+    return "\n".join([f"def bit_noise_trace({args}):", *_trace_body(graph, noisy),
+                      f"    return {_trace_values(graph)}"])
+
+
+def bit_noise_sources(graph: Graph) -> bool:
+    """Does the bit-noise trace move anything (``render_bit_noise_trace_function``)?"""
+    return "step_bits_(" in render_bit_noise_trace_function(graph)
+
+
+def render_bit_noise_trace(graph: Graph) -> str:
+    return f"{HEADER}\n\n{render_bit_noise_trace_function(graph)}\n"
+
+
 def render_nudged_trace(graph: Graph) -> str:
     return f"{HEADER}\n\n{render_nudged_trace_function(graph)}\n"
 

@@ -318,6 +318,51 @@ def stable_codes(ref, nudged_refs):
     return stable
 
 
+def step_bits_(value, k, node):
+    """In place: ``value``, a float in the dtype eager computes it in, moved one step of that
+    dtype up or down per element (the direction drawn from a generator seeded with (``k``,
+    ``node``)): the rounding a compiled kernel may do otherwise there (another order of
+    accumulation, an intermediate kept wider). Run on the float a dtype view is about to
+    reinterpret (``render_bit_noise_trace``), it shows which elements of a program judged by
+    eager parity such noise moves: there the bits, amplified, are no evidence. Non-finite
+    elements stay; so does a value whose elements share memory."""
+    if not value.is_floating_point() or value.numel() == 0:
+        return
+    gen = torch.Generator().manual_seed(k * 1_000_003 + node)
+    sign = (torch.rand(value.shape, generator=gen) < 0.5).double() * 2 - 1
+    wide = value.detach().double().cpu()
+    moved = wide + sign * spacing(wide, value.dtype)
+    moved = torch.where(torch.isfinite(wide), moved, wide).to(value.device, value.dtype)
+    with torch.no_grad():
+        try:
+            value.copy_(moved)
+        except RuntimeError:  # overlapping memory: not a value of its own to move
+            pass
+
+
+def moved_by_noise(base, runs, tols):
+    """Per output, the elements that the runs with noise (``step_bits_``) move away from
+    ``base`` (eager unperturbed): a float further than its tolerance (``tols``, per output,
+    relative and absolute, as ``same`` reads it; NaN equal to NaN), any other value at all;
+    None where no run moves any. A run that gave another shape or dtype moves everything."""
+    masks = []
+    for i, (b, tol) in enumerate(zip(base, tols)):
+        moved = torch.zeros(b.shape, dtype=torch.bool)
+        for run in runs:
+            r = run[i]
+            if r.shape != b.shape or r.dtype != b.dtype:
+                moved = torch.ones(b.shape, dtype=torch.bool)
+                break
+            r, b_ = r.cpu(), b.cpu()
+            if b_.is_floating_point():
+                moved |= ~torch.isclose(r.double(), b_.double(), rtol=tol, atol=tol,
+                                        equal_nan=True)
+            else:
+                moved |= r != b_
+        masks.append(moved if bool(moved.any()) else None)
+    return masks
+
+
 def selection_codes(x, picked, index, valid, ordered=False):
     """An index output (argmax, sort's indices) as codes the discrete rules compare: per
     element, the rank of the value its index picks (``picked``, from ``x``, the float64 value

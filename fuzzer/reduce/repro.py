@@ -98,6 +98,15 @@ def main():
         print(f"compiled returned {{len(compiled)}} outputs, eager {{len(eager)}}")
         return 1 if KEY["kind"] == "meta" else 0
     e, c, r = eager[OUTPUT].cpu(), compiled[OUTPUT].cpu(), ref[OUTPUT].cpu()  # on the host
+    if BIT_NOISE is not None:  # floats a dtype view reinterprets: noise there, amplified
+        base = trace(*[fresh(t) for t in inputs])[BIT_NOISE].cpu()
+        runs = [[bit_noise_trace(k, *[fresh(t) for t in inputs])[BIT_NOISE].cpu()]
+                for k in range(NUDGES)]
+        moved = moved_by_noise([base], runs, [TOL])[0]
+        if moved is not None and moved.shape == c.shape:
+            c = torch.where(moved, e, c)
+            print(f"  {{int(moved.sum())}} elements one step of rounding noise before a dtype "
+                  "view moves: not judged")
     undefined, strong = None, None
     if UNDEFINED is not None:
         undefined = torch.zeros(e.shape, dtype=torch.bool)
@@ -245,6 +254,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
     eager_sdpa, compiled_sdpa = _sdpa(case)
     signs = _zero_signs(case, output)
     stands = semantics.float64_stands(case.graph)
+    bit_noise = _bit_noise_key(case, output, stands)
     header = (
         f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
         f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
@@ -274,6 +284,8 @@ def repro_source(case: Case, out_dir: Path) -> str:
         "  # judged by eager parity\n"
         f"FLOAT64 = {stands!r}  # can a float64 run stand for it (not where it reinterprets "
         "bits)\n"
+        f"BIT_NOISE = {bit_noise!r}  # the trace's key of OUTPUT where a dtype view reinterprets "
+        "computed floats\n"
         f"NODE = {_node(case, output)!r}  # the graph node OUTPUT reads\n"
         f"WRITTEN = {_written(case)!r}  # the inputs the program writes: judged after the call\n"
         f"NAMES = {[case.graph.var(n) for n in case.graph.input_ids()]!r}\n"
@@ -294,10 +306,12 @@ def repro_source(case: Case, out_dir: Path) -> str:
         + rules.embedded_source().rstrip(),
         *_head_source(case, output),
         *([render.render_nudged_trace_function(case.graph)] if _nudged(case, output) else []),
+        *([render.render_trace_function(case.graph),
+           render.render_bit_noise_trace_function(case.graph)] if bit_noise is not None else []),
         *_select(case, output)[1],
         MAIN.format(config=config, flags=_flags_source(case), backend=backend).rstrip(),
     ]
-    return "\n\n\n".join(parts) + "\n"
+    return "\n\n\n".join(dict.fromkeys(parts)) + "\n"  # the trace once, whoever needs it
 
 
 def _flags_source(case: Case) -> str:
@@ -361,6 +375,16 @@ def _node(case: Case, output: int) -> int | tuple | None:
     program writes (``semantics.judged``)."""
     keys = semantics.judged(case.graph)
     return keys[output] if output < len(keys) else None
+
+
+def _bit_noise_key(case: Case, output: int, stands: bool):
+    """The trace's key of OUTPUT where the program reinterprets computed floats (the runner's
+    ``bit_noise``: what one step of noise there moves is not judged), else None."""
+    keys = semantics.judged(case.graph)
+    if stands or case.recipe.surface.training or output >= len(keys) \
+            or not render.bit_noise_sources(case.graph):
+        return None
+    return keys[output]
 
 
 def _nudged(case: Case, output: int) -> bool:
