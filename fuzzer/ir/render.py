@@ -132,26 +132,36 @@ def render_bit_noise_trace_function(graph: Graph) -> str:
     on): the rounding noise a compiled kernel may make, which the reinterpreted bits amplify.
     Run in eager, it shows which elements of a program judged by eager parity that noise
     moves."""
+    points = bit_noise_points(graph)
+
     def noisy(node_id: int) -> list[str]:
-        node = graph.node(node_id)
-        if not ops.spec(node.op).bits:
-            return []
-        source = node.inputs[0]
-        upstream = nx.ancestors(graph.g, source) | {source}
-        if graph.node(source).dtype in ops.FLOAT_DTYPES and any(
-                not graph.node(n).is_input and not ops.spec(graph.node(n).op).exact
-                and graph.node(n).dtype in ops.FLOAT_DTYPES for n in upstream):
-            return [f"    step_bits_({graph.var(source)}, _k, {node_id})"]
-        return []
+        source = points.get(node_id)
+        return [] if source is None else [f"    step_bits_({graph.var(source)}, _k, {node_id})"]
 
     args = ", ".join(["_k", *(graph.var(i) for i in graph.input_ids())])
     return "\n".join([f"def bit_noise_trace({args}):", *_trace_body(graph, noisy),
                       f"    return {_trace_values(graph)}"])
 
 
+def bit_noise_points(graph: Graph) -> dict[int, int]:
+    """Per dtype view that reinterprets a computed float (some op upstream of it rounds: not an
+    input's bits, nor only ``exact`` ops between), that float's node."""
+    points = {}
+    for node_id in graph.op_ids():
+        node = graph.node(node_id)
+        if not ops.spec(node.op).bits or graph.node(node.inputs[0]).dtype not in ops.FLOAT_DTYPES:
+            continue
+        source = node.inputs[0]
+        if any(not graph.node(n).is_input and not ops.spec(graph.node(n).op).exact
+               and graph.node(n).dtype in ops.FLOAT_DTYPES
+               for n in nx.ancestors(graph.g, source) | {source}):
+            points[node_id] = source
+    return points
+
+
 def bit_noise_sources(graph: Graph) -> bool:
     """Does the bit-noise trace move anything (``render_bit_noise_trace_function``)?"""
-    return "step_bits_(" in render_bit_noise_trace_function(graph)
+    return bool(bit_noise_points(graph))
 
 
 def render_bit_noise_trace(graph: Graph) -> str:
