@@ -288,16 +288,17 @@ def test_make_run_is_a_success_with_a_fresh_seed_and_says_what_to_do_next(
     script = venv / "bin" / "numfuzz"
     script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m fuzzer "$@"\n')
     script.chmod(0o755)
-    made = (ROOT / "pyproject.toml").stat().st_mtime  # as new as pyproject.toml: no setup
-    os.utime(script, (made, made))
+    made = (ROOT / "pyproject.toml").stat().st_mtime_ns + 10**9  # newer: make skips setup
+    os.utime(script, ns=(made, made))
     out = tmp_path / "corpus"
 
-    def make_run(*extra: str) -> subprocess.CompletedProcess:
-        proc = subprocess.run(["make", "-s", "run", f"VENV={venv}", f"OUT={out}",
+    def make_run(*extra: str, bin_dir: Path = venv) -> subprocess.CompletedProcess:
+        proc = subprocess.run(["make", "-s", "run", f"VENV={bin_dir}", f"OUT={out}",
                                f"ARGS=--backend {FAKE} --dtype fp32 --draws 1", *extra],
                               cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert "Error" not in proc.stderr
+        assert not (bin_dir / "pyvenv.cfg").exists()  # setup skipped: no venv, no pip install
         return proc
 
     found = make_run("SEED=9", "CASES=1")  # seed 9's first case is a finding
@@ -305,10 +306,18 @@ def test_make_run_is_a_success_with_a_fresh_seed_and_says_what_to_do_next(
     assert "findings: int-flip" in found.stdout  # it found something, and that is success
     tail = found.stdout.strip().splitlines()[-3:]
     assert [ln.split()[3] for ln in tail] == ["replay", "minimize", "triage"], tail
-    fresh = [make_run("CASES=1") for _ in range(2)]
+    assert {key["seed"] for _, key in campaigns_in(out)} == {9}  # its own ledger
+    # Without SEED: the seed the Makefile draws is the one numfuzz gets. A numfuzz that only
+    # says its arguments stands in (the campaign itself is the run above).
+    echo = tmp_path / "echo-venv"
+    (echo / "bin").mkdir(parents=True)
+    (echo / "bin" / "numfuzz").write_text('#!/bin/sh\necho "numfuzz $*"\n')
+    (echo / "bin" / "numfuzz").chmod(0o755)
+    os.utime(echo / "bin" / "numfuzz", ns=(made, made))
+    fresh = [make_run("CASES=1", bin_dir=echo) for _ in range(2)]
     seeds = [int(re.search(r"campaign seed (\d+)", p.stdout).group(1)) for p in fresh]
     assert seeds[0] != seeds[1]  # a fresh campaign each time, never the same seed-0 one
-    assert {key["seed"] for _, key in campaigns_in(out)} == {9, *seeds}  # three ledgers
+    assert all(f"--seed {seed} " in p.stdout for seed, p in zip(seeds, fresh))
 
 
 # ------------------------------------------------------------------ 5. --backend checked
