@@ -102,7 +102,7 @@ def main():
         base = trace(*[fresh(t) for t in inputs])[BIT_NOISE].cpu()
         runs = [[bit_noise_trace(k, *[fresh(t) for t in inputs])[BIT_NOISE].cpu()]
                 for k in range(NUDGES)]
-        moved = moved_by_noise([base], runs, [TOL])[0]
+        moved = moved_by_noise([base], runs, [NOISE_TOL])[0]
         if moved is not None and moved.shape == c.shape:
             c = torch.where(moved, e, c)
             print(f"  {{int(moved.sum())}} elements one step of rounding noise before a dtype "
@@ -286,6 +286,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         "bits)\n"
         f"BIT_NOISE = {bit_noise!r}  # the trace's key of OUTPUT where a dtype view reinterprets "
         "computed floats\n"
+        f"NOISE_TOL = {TOLERANCE.get(_output_dtype(verdict), 1e-4)!r}  # OUTPUT's own tolerance\n"
         f"NODE = {_node(case, output)!r}  # the graph node OUTPUT reads\n"
         f"WRITTEN = {_written(case)!r}  # the inputs the program writes: judged after the call\n"
         f"NAMES = {[case.graph.var(n) for n in case.graph.input_ids()]!r}\n"
@@ -375,6 +376,12 @@ def _node(case: Case, output: int) -> int | tuple | None:
     program writes (``semantics.judged``)."""
     keys = semantics.judged(case.graph)
     return keys[output] if output < len(keys) else None
+
+
+def _output_dtype(verdict: Verdict) -> str:
+    """The dtype of the output the verdict names (the runner takes its tolerance by it)."""
+    out = verdict.diverging
+    return out.dtype if out is not None else ""
 
 
 def _bit_noise_key(case: Case, output: int, stands: bool):
