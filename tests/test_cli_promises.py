@@ -283,13 +283,18 @@ def test_make_run_is_a_success_with_a_fresh_seed_and_says_what_to_do_next(
         tmp_path: Path) -> None:
     if shutil.which("make") is None:
         pytest.skip("no make here")
-    venv = tmp_path / "venv"  # a venv whose numfuzz is this checkout: make skips its setup
-    (venv / "bin").mkdir(parents=True)
-    script = venv / "bin" / "numfuzz"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m fuzzer "$@"\n')
-    script.chmod(0o755)
     made = (ROOT / "pyproject.toml").stat().st_mtime_ns + 10**9  # newer: make skips setup
-    os.utime(script, ns=(made, made))
+
+    def stand_in(name: str, body: str) -> Path:
+        """A venv whose numfuzz is ``body``, newer than pyproject.toml: make skips its setup."""
+        script = tmp_path / name / "bin" / "numfuzz"
+        script.parent.mkdir(parents=True)
+        script.write_text(f"#!/bin/sh\n{body}\n")
+        script.chmod(0o755)
+        os.utime(script, ns=(made, made))
+        return tmp_path / name
+
+    venv = stand_in("venv", f'PYTHONPATH="{ROOT}" exec "{sys.executable}" -m fuzzer "$@"')
     out = tmp_path / "corpus"
 
     def make_run(*extra: str, bin_dir: Path = venv) -> subprocess.CompletedProcess:
@@ -309,11 +314,7 @@ def test_make_run_is_a_success_with_a_fresh_seed_and_says_what_to_do_next(
     assert {key["seed"] for _, key in campaigns_in(out)} == {9}  # its own ledger
     # Without SEED: the seed the Makefile draws is the one numfuzz gets. A numfuzz that only
     # says its arguments stands in (the campaign itself is the run above).
-    echo = tmp_path / "echo-venv"
-    (echo / "bin").mkdir(parents=True)
-    (echo / "bin" / "numfuzz").write_text('#!/bin/sh\necho "numfuzz $*"\n')
-    (echo / "bin" / "numfuzz").chmod(0o755)
-    os.utime(echo / "bin" / "numfuzz", ns=(made, made))
+    echo = stand_in("echo-venv", 'echo "numfuzz $*"')
     fresh = [make_run("CASES=1", bin_dir=echo) for _ in range(2)]
     seeds = [int(re.search(r"campaign seed (\d+)", p.stdout).group(1)) for p in fresh]
     assert seeds[0] != seeds[1]  # a fresh campaign each time, never the same seed-0 one

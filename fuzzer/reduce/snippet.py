@@ -167,7 +167,7 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     lines += [f"eager = {run.format(args=args)}[{position}]",
               f"compiled = {run.replace('model', compiled, 1).format(args=args)}[{position}]"]
     if not semantics.float64_stands(graph):  # a dtype view: float64's bits are other bits
-        return "\n".join(lines + _parity_prints(verdict)) + "\n"
+        return "\n".join(lines + _prints(verdict, float64=False)) + "\n"
     lines += ["torch.set_default_dtype(torch.float64)  # the float64 reference",
               f"ref = {run.format(args=wide)}[{position}]"]
     return "\n".join(lines + _prints(verdict)) + "\n"
@@ -255,35 +255,28 @@ def _raised(verdict: Verdict, compiled: str, args: str) -> str:
     return f"model({args})  # eager runs\n{compiled}({args})  # {what}"
 
 
-def _prints(verdict: Verdict | None) -> list[str]:
+def _prints(verdict: Verdict | None, float64: bool = True) -> list[str]:
+    """The differing elements (or the largest error), eager beside compiled and, where float64
+    stands for the program (``float64``), beside float64's ``ref``; a program that reinterprets
+    bits is judged against eager alone, and the snippet says so."""
     out = verdict.diverging if verdict is not None else None
     elements = out.details.elements if out is not None else []
     indices = [tuple(e.index) for e in elements[:SHOWN]]
     if out is not None and out.kind == Kind.META:
         return ["print('eager', eager.shape, eager.dtype, 'compiled', compiled.shape, "
                 "compiled.dtype)"]
-    if not indices:
+    note = [] if float64 else \
+        ["# judged against eager: a dtype view reinterprets bits, which float64 cannot stand for"]
+    if not indices and float64:
         return ["err = lambda t: (t.double() - ref).abs().max().item()",
                 "print('max |eager - float64|', err(eager), "
                 "'max |compiled - float64|', err(compiled))"]
-    return [f"for i in {indices!r}:",
-            "    print(i, 'eager', eager[i].item(), 'compiled', compiled[i].item(), "
-            "'float64', ref[i].item())"]
-
-
-def _parity_prints(verdict: Verdict | None) -> list[str]:
-    """The prints of a program judged by eager parity (it reinterprets bits): eager beside
-    compiled, no float64."""
-    out = verdict.diverging if verdict is not None else None
-    if out is not None and out.kind == Kind.META:
-        return _prints(verdict)
-    indices = [tuple(e.index) for e in (out.details.elements if out is not None else [])[:SHOWN]]
-    note = "# judged against eager: a dtype view reinterprets bits, which float64 cannot stand for"
     if not indices:
-        return [note, "print('max |compiled - eager|', "
-                      "(compiled.double() - eager.double()).abs().max().item())"]
-    return [note, f"for i in {indices!r}:",
-            "    print(i, 'eager', eager[i].item(), 'compiled', compiled[i].item())"]
+        return [*note, "print('max |compiled - eager|', "
+                       "(compiled.double() - eager.double()).abs().max().item())"]
+    third = ", 'float64', ref[i].item()" if float64 else ""
+    return [*note, f"for i in {indices!r}:",
+            f"    print(i, 'eager', eager[i].item(), 'compiled', compiled[i].item(){third})"]
 
 
 # ------------------------------------------------------------------ choosing the inputs
