@@ -294,6 +294,32 @@ def test_rounding_noise_amplified_by_a_dtype_view_is_no_evidence(fake_runner, tm
     assert done.returncode == 1, done.stdout + done.stderr
 
 
+def test_an_integer_flip_through_a_dtype_view_reproduces_from_its_repro(fake_runner, tmp_path):
+    """``x.view(torch.int32).index_add_(1, i, v)``'s integer result, one off compiled: the runner
+    judges it by eager parity with no float64 run, so no nudged float64 runs either. repro.py
+    once ran them anyway; on a dtype view they fail, which reads "no flip is strong", and a
+    strong int-flip numfuzz saw (a CPU state campaign's, RESULTS §4) exited 0 there."""
+    from fuzzer.reduce.repro import write_repro
+    from tests.conftest import run_repro
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((1, 12))
+    index = b.input((1,), role="index", dtype="int64", bound=12)
+    source = b.input((1, 1), dtype="int32")
+    added = b.op("index_add_", b.op("view_dtype", x, to="int32"), index, source, dim=1)
+    b.graph.outputs = [b.op("clone", added)]
+    b.graph.infer()
+    _, draw = inputs.draws(b.graph, 0, 1)[0]
+    recipe = Recipe("tests.fakes:off_by_one_on_int")
+    verdict = fake_runner.run(Task(graph=b.graph, draws=[draw], recipe=recipe)).verdict
+    assert verdict.is_finding and verdict.output == 0, verdict.summary()
+    repro = write_repro(Case(graph=b.graph, inputs=draw, verdict=verdict, recipe=recipe),
+                        tmp_path / "repro")
+    assert "NUDGED = False" in repro.read_text()
+    done = run_repro(repro)
+    assert done.returncode == 1, done.stdout + done.stderr
+
+
 def _repro_and_snippet_judge_by_eager(case, runner, tmp_path) -> None:
     """The repro.py and the plain snippet of a finding on a program that reinterprets bits run,
     and compare with eager, not float64 (widened, its bits are other bits and its dtype views

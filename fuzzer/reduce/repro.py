@@ -398,7 +398,9 @@ def _nudged(case: Case, output: int) -> bool:
     """Is OUTPUT a discrete code that eager's noise reaches? Its stability under that noise
     is then part of the evidence (``semantics.stability``)."""
     node = _node(case, output)
-    return node is not None and semantics.noise_reaches(case.graph, node)
+    # as the runner: no float64 run stands for a program that reinterprets bits, so none nudged
+    return node is not None and semantics.float64_stands(case.graph) and \
+        semantics.noise_reaches(case.graph, node)
 
 
 def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
