@@ -262,7 +262,7 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     outputs share storage with which inputs and which inputs compiled changed. A training
     recipe runs forward and backward (``rules.forward_backward``); the gradients are judged
     after the rest, and the outputs judged are the training graph's. A program float64 cannot
-    stand for (it reinterprets bits) is judged by eager parity, and says so."""
+    stand for (it reinterprets bits) is judged against eager, by the same rule, and says so."""
     training = recipe.surface.training
     arity = len(semantics.judged(programs.graph))
     flags.pin(recipe.flags)
@@ -305,12 +305,13 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     except ValueError:
         return Verdict(Kind.SKIP, message="compiled's two runs differ in number, shape or "
                                           "dtype of outputs on this input", sdpa=sdpa), {}
-    parity = programs.nodewise and not semantics.float64_stands(programs.graph)
-    if parity and not training and programs.bit_noise is not None:
+    # float64 cannot stand for a program that reinterprets bits: eager's values stand in
+    eager_stands = programs.nodewise and not semantics.float64_stands(programs.graph)
+    if eager_stands and not training and programs.bit_noise is not None:
         unstable = oracle.either(unstable, _moved_by_bit_noise(programs, args, eager_values))
     steady = oracle.steadied(eager_all, out_all, unstable)
     try:
-        values = eager_values if parity else rules.float64_run(programs.trace, args)
+        values = eager_values if eager_stands else rules.float64_run(programs.trace, args)
         ref_all = [values[k] for k in semantics.judged(programs.graph)]
         if training:
             ref_all += rules.float64_run(
@@ -318,14 +319,13 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
                 args)[arity:]
     except torch.OutOfMemoryError as err:
         return Verdict(Kind.SKIP, message=faults.oom_message(error_line(err)), sdpa=sdpa), {}
-    nudged = (lambda: programs.nudged(args)) if programs.nudged is not None and not parity \
-        else None
+    nudged = (lambda: programs.nudged(args)) if programs.nudged is not None \
+        and not eager_stands else None
     verdict = semantics.judge_graph(programs.graph, eager, steady[:arity] if training else steady,
-                                    values, eager_values, "parity" if parity else recipe.policy,
-                                    nudged)
-    if parity:
-        oracle.note_parity(verdict, "eager parity: a dtype view reinterprets bits, which "
-                                    "float64 cannot stand for")
+                                    values, eager_values, recipe.policy, nudged, eager_stands)
+    if eager_stands:
+        oracle.note_reference(verdict, "eager's values as the reference: a dtype view "
+                                       "reinterprets bits, which float64 cannot stand for")
     if training:
         floats = [n for i, (n, t) in enumerate(zip(programs.graph.input_ids(), args))
                   if t.is_floating_point() and i not in programs.written]
@@ -381,7 +381,7 @@ def _eager_runs(programs: Programs, args: list[torch.Tensor], recipe: Recipe
 def _moved_by_bit_noise(programs: Programs, args: list[torch.Tensor], eager_values: dict
                         ) -> list[torch.Tensor | None]:
     """Per judged value, the elements one step of rounding noise on the floats a dtype view
-    reinterprets moves (``rules.moved_by_noise``): under eager parity such an element's bits
+    reinterprets moves (``rules.moved_by_noise``): judged against eager, such an element's bits
     are no evidence, as an element that varies run to run is none (``oracle.steadied``)."""
     keys = semantics.judged(programs.graph)
     base = [eager_values[k] for k in keys]

@@ -169,7 +169,7 @@ class StateBuilder:
         if kind == "view" and self._dense(node) and math.prod(shape) % 2 == 0:
             return b.attempt("view", node, size=(2, math.prod(shape) // 2))
         if kind == "dtype" and b.graph.node(node).dtype in SAME_WIDTH_INT and b.chance(0.35):
-            # The same bits as integers (judged by eager parity: float64 has other bits).
+            # The same bits as integers (judged against eager: float64 has other bits).
             return b.attempt("view_dtype", node, to=SAME_WIDTH_INT[b.graph.node(node).dtype])
         if kind == "unfold":
             return b.attempt("unfold", node, dim=dim, size=min(size, 2), step=1)

@@ -225,6 +225,14 @@ class Graph:
         return {self.root(node.inputs[i]) for i in ops.mutates(node.op, node.attrs)
                 if i < len(node.inputs)}
 
+    def rounded(self, node_id: int) -> bool:
+        """Did an op round on the way to ``node_id``: is it, or anything it reads, a float some
+        op computed that is not ``exact`` (an input's floats, and views and selections of them,
+        hold their bits as given)?"""
+        return any(not self.node(n).is_input and not ops.spec(self.node(n).op).exact
+                   and self.node(n).dtype in ops.FLOAT_DTYPES
+                   for n in nx.ancestors(self.g, node_id) | {node_id})
+
     def written_inputs(self) -> list[int]:
         """Graph inputs the program writes in place (arguments, buffers): their values after the
         call are part of what it computes, and judged."""

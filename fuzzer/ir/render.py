@@ -130,7 +130,7 @@ def render_bit_noise_trace_function(graph: Graph) -> str:
     *inputs)`` calls ``step_bits_(value, k, node)`` (``judge.rules``, in the caller's scope) on
     the view's source, where any op computed it (``OpSpec.exact`` ops pass their input's bits
     on): the rounding noise a compiled kernel may make, which the reinterpreted bits amplify.
-    Run in eager, it shows which elements of a program judged by eager parity that noise
+    Run in eager, it shows which elements of a program judged against eager that noise
     moves."""
     points = bit_noise_points(graph)
 
@@ -152,9 +152,7 @@ def bit_noise_points(graph: Graph) -> dict[int, int]:
         if not ops.spec(node.op).bits or graph.node(node.inputs[0]).dtype not in ops.FLOAT_DTYPES:
             continue
         source = node.inputs[0]
-        if any(not graph.node(n).is_input and not ops.spec(graph.node(n).op).exact
-               and graph.node(n).dtype in ops.FLOAT_DTYPES
-               for n in nx.ancestors(graph.g, source) | {source}):
+        if graph.rounded(source):
             points[node_id] = source
     return points
 

@@ -286,8 +286,8 @@ def steadied(eager: list[torch.Tensor], compiled: list[torch.Tensor],
     return result
 
 
-def note_parity(verdict: Verdict, why: str) -> None:
-    """Say on each output that it was judged by eager parity, and why (no float64 reference)."""
+def note_reference(verdict: Verdict, why: str) -> None:
+    """Say on each output that eager's values were its reference, and why (no float64 run)."""
     for out in verdict.outputs:
         out.details.judged_by = why
 

@@ -25,7 +25,12 @@ The maintainers' rule is "compiled no worse than eager against float64". Per out
   upstream of the head. A chaotic head (the remainder of a value amplified a million times,
   then its exponent) moves float64's code by several steps under that noise: eager's rounding
   alone could land anywhere there, so no flip of it is evidence;
-  ``int-flip`` needs one strong element. Under the eager-parity policy (``--policy parity``:
+  ``int-flip`` needs one strong element. Where float64 cannot stand for the program (a dtype
+  view reinterprets bits), eager's own values are the reference, against which eager's error is
+  zero: its noise is then taken as at least ``EAGER_NOISE_FLOOR`` ulps (``floor``), the
+  rounding of the op that computed the head's input and of the one before it, half an ulp
+  each, so that a flip one ulp from its boundary is as weak there as anywhere. Under the
+  eager-parity policy (``--policy parity``:
   eager's rounding is the spec) every other discrete mismatch is a ``parity`` finding, its
   elements still classed as regressing or benign;
 - index outputs (argmax, sort's and topk's indices, max_pool2d's): judged by the value each
@@ -59,6 +64,7 @@ import torch
 STRONG_MARGIN = 4.0
 STRONG_ULPS = 1.0
 NOISE_QUANTILE = 0.99
+EAGER_NOISE_FLOOR = 1.0  # ulps: eager's noise where eager's own values are the reference
 
 
 def float64_run(fn, inputs):
@@ -222,12 +228,13 @@ def spacing(magnitude, working):
     return (torch.nextafter(at, torch.full_like(at, float("inf"))) - at).double()
 
 
-def evidence(x_fp64, point, x_eager, working):
+def evidence(x_fp64, point, x_eager, working, floor=0.0):
     """Per element: float64's distance from the boundary and the noise eager itself makes there,
     both in ulps of the working dtype at the boundary, and whether the distance is strong
     evidence. Eager's noise is the larger of its error at this element and the
     ``NOISE_QUANTILE`` of its errors over the whole head input: one lucky exact element does
-    not make eager's rounding precise."""
+    not make eager's rounding precise; and at least ``floor`` ulps (``EAGER_NOISE_FLOOR`` where
+    eager's values stand for float64's, 0 otherwise)."""
     distance = (x_fp64 - point).abs()
     ulp = spacing(torch.maximum(x_fp64.abs(), point.abs()), working)
     own = (x_eager.double() - x_fp64).abs() / ulp
@@ -236,27 +243,28 @@ def evidence(x_fp64, point, x_eager, working):
     if finite.numel():
         k = max(1, min(finite.numel(), int(NOISE_QUANTILE * finite.numel() + 0.5)))
         typical = float(finite.kthvalue(k).values)
-    noise = own.clamp(min=typical)
+    noise = own.clamp(min=max(typical, floor))
     strong = (distance / ulp > STRONG_MARGIN * noise) & (distance / ulp >= STRONG_ULPS)
     return distance / ulp, noise, strong
 
 
-def head_evidence(fp64_inputs, eager_input, boundary, attrs, shape, working):
+def head_evidence(fp64_inputs, eager_input, boundary, attrs, shape, working, floor=0.0):
     """A head's elements: float64's value at its input, its distance from the head's
-    discontinuity (``boundary``, from the op registry) and eager's noise there, in ulps, and
-    whether that is strong (``evidence``)."""
+    discontinuity (``boundary``, from the op registry) and eager's noise there (at least
+    ``floor``), in ulps, and whether that is strong (``evidence``)."""
     x = torch.broadcast_to(fp64_inputs[0], shape)
     point = torch.broadcast_to(boundary(fp64_inputs, attrs), shape)
-    ulps, eager_ulps, strong = evidence(x, point, torch.broadcast_to(eager_input, shape), working)
+    ulps, eager_ulps, strong = evidence(x, point, torch.broadcast_to(eager_input, shape), working,
+                                        floor)
     return x, ulps, eager_ulps, strong
 
 
-def on_a_tie(fp64_inputs, eager_input, boundary, attrs, working):
+def on_a_tie(fp64_inputs, eager_input, boundary, attrs, working, floor=0.0):
     """Does any element of a float step further up a head's graph (``x // c``, ``round``) sit
     within the noise eager makes of that step's own jump? There compiled may land on the other
     side, and the jump travels down to the head, so no flip of the head is strong evidence."""
     x = fp64_inputs[0]
-    _, _, strong = evidence(x, boundary(fp64_inputs, attrs), eager_input, working)
+    _, _, strong = evidence(x, boundary(fp64_inputs, attrs), eager_input, working, floor)
     return bool((~strong & torch.isfinite(x)).any())
 
 
@@ -324,7 +332,7 @@ def step_bits_(value, k, node):
     ``node``)): the rounding a compiled kernel may do otherwise there (another order of
     accumulation, an intermediate kept wider). Run on the float a dtype view is about to
     reinterpret (``render_bit_noise_trace``), it shows which elements of a program judged by
-    eager parity such noise moves: there the bits, amplified, are no evidence. Non-finite
+    eager's values such noise moves: there the bits, amplified, are no evidence. Non-finite
     elements stay; so does a value whose elements share memory."""
     if not value.is_floating_point() or value.numel() == 0:
         return
@@ -426,13 +434,15 @@ def selection_code(select, attrs, ordered, x64, index):
     return selection_codes(x64, values, index, valid, ordered)
 
 
-def judge_selection(select, attrs, ordered, working, x64, x_eager, eager, compiled, ref):
+def judge_selection(select, attrs, ordered, working, x64, x_eager, eager, compiled, ref,
+                    floor=0.0):
     """An index output judged by what it selects (numfuzz and a repro alike): ``select`` the
     op's selector (``OpSpec.selects``), ``x64``/``x_eager`` float64's and eager's values of the
     op's input (``x_eager`` None where unknown). Returns eager's, compiled's and float64's codes
     (``selection_codes``), then per element the distance of compiled's pick from float64's in
     ulps, eager's noise there, and whether that is strong evidence (``selection_evidence``; an
-    index out of range always is; nothing is where eager's noise is unknown)."""
+    index out of range always is; nothing is where eager's noise is unknown). Eager's noise is
+    at least ``floor`` ulps of a float input."""
     def codes(index):
         return selection_code(select, attrs, ordered, x64, index)
 
@@ -440,8 +450,9 @@ def judge_selection(select, attrs, ordered, working, x64, x_eager, eager, compil
     chosen, valid = select(x64, compiled.cpu().long(), attrs)
     if x_eager is not None and tuple(x_eager.shape) == tuple(x64.shape):
         own, typical = selection_noise(x64, x_eager, working)
+        least = max(typical, floor if working.is_floating_point else 0.0)
         noise = torch.maximum(select(own, ref.cpu().long(), attrs)[0],
-                              select(own, compiled.cpu().long(), attrs)[0]).clamp(min=typical)
+                              select(own, compiled.cpu().long(), attrs)[0]).clamp(min=least)
         distance, strong = selection_evidence(best, chosen, noise, working, ordered)
     else:
         noise = torch.full(best.shape, float("nan"), dtype=torch.float64)

@@ -44,10 +44,11 @@ from fuzzer.judge.oracle import Verdict
 EXACT = "exact"  # evidence_source: a code computed without floats
 
 
-def heads(graph: Graph, fp64: dict[int, torch.Tensor],
-          eager: dict[int, torch.Tensor]) -> list[oracle.Head | None]:
-    """Per output: the evidence its head gives (``rules.evidence``), or None for a float output,
-    a head without a known discontinuity, or values that were not traced."""
+def heads(graph: Graph, fp64: dict[int, torch.Tensor], eager: dict[int, torch.Tensor],
+          floor: float = 0.0) -> list[oracle.Head | None]:
+    """Per output: the evidence its head gives (``rules.evidence``, eager's noise at least
+    ``floor`` ulps), or None for a float output, a head without a known discontinuity, or values
+    that were not traced."""
     result: list[oracle.Head | None] = []
     for out in graph.outputs:
         source = evidence_source(graph, out)
@@ -65,8 +66,8 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor],
         ins = [fp64[i].double().cpu() for i in node.inputs]
         head = oracle.Head(*rules.head_evidence(
             ins, eager[node.inputs[0]].cpu(), boundary, node.attrs,
-            tuple(graph.node(out).shape), working_dtype(graph, at)))
-        if any(_on_a_tie(graph, step, fp64, eager) for step in upstream_steps(graph, at)):
+            tuple(graph.node(out).shape), working_dtype(graph, at), floor))
+        if any(_on_a_tie(graph, step, fp64, eager, floor) for step in upstream_steps(graph, at)):
             head.strong = torch.zeros_like(head.strong)
         result.append(head)
     return result
@@ -90,13 +91,13 @@ def step_of(graph: Graph, node: int) -> ops.Boundary | None:
 
 
 def _on_a_tie(graph: Graph, step: int, fp64: dict[int, torch.Tensor],
-              eager: dict[int, torch.Tensor]) -> bool:
+              eager: dict[int, torch.Tensor], floor: float) -> bool:
     source = graph.node(step).inputs[0]
     if source not in fp64 or source not in eager:
         return False
     return rules.on_a_tie([fp64[source].double().cpu()], eager[source].cpu(),
                           step_of(graph, step), graph.node(step).attrs,
-                          working_dtype(graph, step))
+                          working_dtype(graph, step), floor)
 
 
 FLOATS = tuple(ops.torch_dtype(d) for d in ops.FLOAT_DTYPES)
@@ -140,15 +141,31 @@ def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | 
 
 def float64_stands(graph: Graph) -> bool:
     """Can a float64 run stand for the program? Not where it reinterprets bits (a dtype view:
-    float64's bits are other bits, its shapes other shapes); such a program is judged by eager
-    parity (``runner``), and its verdict says so."""
+    float64's bits are other bits, its shapes other shapes); such a program is judged against
+    eager (``runner``: eager's values stand for float64's, ``judge_graph``'s ``eager_stands``),
+    and its verdict says so."""
     return not any(ops.spec(graph.node(n).op).bits for n in graph.op_ids())
 
 
 def float_upstream(graph: Graph, node: int) -> bool:
-    """Does any value feeding ``node`` (itself included) hold floats?"""
-    upstream = nx.ancestors(graph.g, node) | {node}
-    return any(graph.node(n).dtype in ops.FLOAT_DTYPES for n in upstream)
+    """Does any value feeding ``node`` (itself included) hold floats that rounding may have
+    moved? Not floats read only as bits (a dtype view, ``OpSpec.bits``) where no op computed
+    them: an input's bits enter exact, so integers read from them (``x.view(torch.int32)
+    .index_add_(...)``) have no rounding noise and their regressions are strong evidence."""
+    seen, todo = set(), [node]
+    while todo:
+        at = todo.pop()
+        if at in seen:
+            continue
+        seen.add(at)
+        data = graph.node(at)
+        if data.dtype in ops.FLOAT_DTYPES:
+            return True
+        if not data.is_input and ops.spec(data.op).bits and not graph.rounded(data.inputs[0]):
+            todo += data.inputs[1:]  # the source's bits are exact: only the other inputs feed
+            continue
+        todo += list(graph.g.predecessors(at))
+    return False
 
 
 def exact_head(value: torch.Tensor) -> oracle.Head:
@@ -274,13 +291,14 @@ def selections(graph: Graph, fp64: dict) -> list[Selection | None]:
 def by_selection(picks: list[Selection | None], eager: list[torch.Tensor],
                  compiled: list[torch.Tensor], fp64: dict, eager_values: dict,
                  heads_: list[oracle.Head | None],
-                 nudged: Callable[[], list[dict]] | None) -> tuple:
+                 nudged: Callable[[], list[dict]] | None, floor: float = 0.0) -> tuple:
     """Each index output's indices turned into the codes of what they select (eager's,
     compiled's, float64's; float64's in ``fp64`` and in each nudged run too, so stability is
     measured on what float64 picks), and its head: the distance of compiled's pick from
     float64's against eager's noise at the input (``rules.selection_evidence``; an index out of
-    range is always strong). An output whose eager and compiled disagree in shape or dtype is
-    left as it is (``meta``). Returns (eager, compiled, fp64, heads, nudged)."""
+    range is always strong; eager's noise at least ``floor`` ulps). An output whose eager and
+    compiled disagree in shape or dtype is left as it is (``meta``). Returns (eager, compiled,
+    fp64, heads, nudged)."""
     eager, compiled, heads_ = list(eager), list(compiled), list(heads_)
     coded = {}
     for i, pick in enumerate(picks):
@@ -292,7 +310,7 @@ def by_selection(picks: list[Selection | None], eager: list[torch.Tensor],
         x64 = fp64[pick.source].cpu()
         eager[i], compiled[i], _, distance, noise, strong = rules.judge_selection(
             pick.rule.select, pick.attrs, pick.ordered, pick.working, x64,
-            eager_values.get(pick.source), e, c, r)
+            eager_values.get(pick.source), e, c, r, floor)
         chosen = pick.picked(x64, c)[0]
         heads_[i] = oracle.Head(chosen.double(), distance, noise, strong)
         coded[pick.out] = (pick, x64)
@@ -433,17 +451,23 @@ def judged(graph: Graph) -> list:
 
 def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],
                 fp64: dict, eager_values: dict, policy: str = "float64",
-                nudged: Callable[[], list[dict]] | None = None) -> Verdict:
+                nudged: Callable[[], list[dict]] | None = None,
+                eager_stands: bool = False) -> Verdict:
     """The verdict on one run, from the float64 and eager values of every node (or of the
     outputs only, for a model judged as itself), under ``policy`` (``kinds.POLICIES``): the
     outputs, then the state left behind (``judged``). ``nudged`` gives float64's values with
-    eager's noise added back (``stability``); without it no code's stability is measured."""
+    eager's noise added back (``stability``); without it no code's stability is measured.
+    ``eager_stands``: ``fp64`` holds eager's own values, where float64 cannot stand for the
+    program (``float64_stands``); eager's noise, zero against itself, is then taken as at least
+    ``rules.EAGER_NOISE_FLOOR`` ulps."""
+    floor = rules.EAGER_NOISE_FLOOR if eager_stands else 0.0
     keys = judged(graph)[:len(eager)]
     states = [k[1] for k in keys if isinstance(k, tuple)]
     picks = selections(graph, fp64)  # index outputs: judged by what they select
     raw = (list(eager), list(compiled), fp64)
     eager, compiled, fp64, found, nudged = by_selection(
-        picks, eager, compiled, fp64, eager_values, heads(graph, fp64, eager_values), nudged)
+        picks, eager, compiled, fp64, eager_values, heads(graph, fp64, eager_values, floor),
+        nudged, floor)
     ref = [fp64[k] for k in keys]
     verdict = oracle.judge(eager, compiled, ref,
                            found + [_state_head(graph, n, fp64) for n in states],

@@ -120,25 +120,25 @@ def main():
     elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
         with sdpa(SDPA):
             own = trace(*[fresh(t) for t in inputs])
-        fp64 = float64_run(trace, inputs)
+        fp64 = float64_run(trace, inputs) if FLOAT64 else own  # eager stands for float64
         ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
         _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
                                                   HEAD["attrs"], tuple(e.shape),
-                                                  getattr(torch, HEAD["working"]))
+                                                  getattr(torch, HEAD["working"]), FLOOR)
         for step in HEAD["upstream"]:  # a step further up on a tie: its jump may be the flip
             if on_a_tie([fp64[step["input"]].double().cpu()], own[step["input"]].cpu(),
                         BOUNDARIES[step["boundary"]], step["attrs"],
-                        getattr(torch, step["working"])):
+                        getattr(torch, step["working"]), FLOOR):
                 print(f"  a {{step['boundary']}} step further up (on node {{step['input']}}) "
                       "sits on a tie: its jump may be the flip, so no flip is strong")
                 strong = torch.zeros_like(strong)
     code = None
     if SELECT is not None:  # an index output: judged by the values its indices select
-        x64 = float64_run(trace, inputs)[SELECT["source"]].cpu()
         own = trace(*[fresh(t) for t in inputs])[SELECT["source"]].cpu()
+        x64 = float64_run(trace, inputs)[SELECT["source"]].cpu() if FLOAT64 else own
         args = (SELECTOR, SELECT["attrs"], SELECT["ordered"])
         e, c, r, ulps, own_ulps, strong = judge_selection(
-            *args, getattr(torch, SELECT["working"]), x64, own, e, c, r)
+            *args, getattr(torch, SELECT["working"]), x64, own, e, c, r, FLOOR)
         code = lambda index: selection_code(*args, x64, index)  # noqa: E731
         print(f"  (indices judged by the values they select in {{NAMES_OF[SELECT['source']]}})")
     stable = None
@@ -280,10 +280,12 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"TOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
         f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
         f"ORDINAL = {_ordinal(case, output)!r}\n"
-        f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity' or not stands!r}"
-        "  # judged by eager parity\n"
+        f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity'!r}"
+        "  # every discrete mismatch with eager is a finding (--policy parity)\n"
         f"FLOAT64 = {stands!r}  # can a float64 run stand for it (not where it reinterprets "
-        "bits)\n"
+        "bits: eager's values do)\n"
+        f"FLOOR = {0.0 if stands else rules.EAGER_NOISE_FLOOR!r}  # eager's least noise, in ulps "
+        "(where eager is the reference)\n"
         f"BIT_NOISE = {bit_noise!r}  # the trace's key of OUTPUT where a dtype view reinterprets "
         "computed floats\n"
         f"NOISE_TOL = {TOLERANCE.get(_output_dtype(verdict), 1e-4)!r}  # OUTPUT's own tolerance\n"

@@ -122,7 +122,7 @@ class OpSpec:
     # scalar and vector paths pick different zeros). ``judge.semantics`` reads it.
     unsigned: Callable[[list[torch.Tensor], list[bool], torch.Tensor], torch.Tensor] | None = None
     # Reinterprets bits (``x.view(torch.int32)``): float64 cannot stand for what follows, so a
-    # program holding one is judged by eager parity (``judge.semantics.float64_stands``).
+    # program holding one is judged against eager (``judge.semantics.float64_stands``).
     bits: bool = False
     # A small valid use, as plain data: (inputs, attrs), each input a dict of its ``shape``,
     # ``dtype`` (absent: the working dtype), ``role`` and other input attrs. Every entry with one

@@ -128,7 +128,7 @@ unary("unflatten", "{0}.unflatten({dim}, {sizes})", attrs=("dim", "sizes"),
 unary("squeeze", "{0}.squeeze({dim})", attrs=("dim",), example=((x(4, 1, 6),), {"dim": 1}),
       **VIEW)
 unary("t", "{0}.t()", example=(X, {}), **VIEW)
-# The same bits read as another dtype: float64 cannot stand for it (judged by eager parity).
+# The same bits read as another dtype: float64 cannot stand for it (judged against eager).
 unary("view_dtype", "{0}.view(torch.{to})", attrs=("to",), raw=("to",), bits=True,
       example=(X, {"to": "int16"}), **VIEW)
 register("reread", 2, "", category="view", exact=True, alias=0, statement=True, renews=True,
