@@ -333,6 +333,14 @@ def test_a_flip_on_its_boundary_judged_against_eager_is_weak(fake_runner) -> Non
     assert asked.kind == Kind.PARITY and asked.is_finding, asked.summary()
     bug = run(task, "tests.fakes:erf_quarter")
     assert bug.kind == Kind.INT_FLIP, bug.summary()
+    # float64 never ran: nothing says where it sided, and the draft says what stood for it
+    from fuzzer.report.draft import describe
+
+    assert bug.diverging.details.reference == "eager" and "sides" not in bug.summary()
+    drafted = describe(Case(graph=task.graph, inputs=task.draws[0], verdict=bug,
+                            recipe=Recipe("tests.fakes:erf_quarter")))
+    assert "judged against eager's own values" in drafted and "sides with" not in drafted
+    assert "a float64 baseline" not in drafted, drafted
 
 
 def test_an_integer_flip_through_a_dtype_view_reproduces_from_its_repro(fake_runner, tmp_path):

@@ -324,8 +324,8 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     verdict = semantics.judge_graph(programs.graph, eager, steady[:arity] if training else steady,
                                     values, eager_values, recipe.policy, nudged, eager_stands)
     if eager_stands:
-        oracle.note_reference(verdict, "eager's values as the reference: a dtype view "
-                                       "reinterprets bits, which float64 cannot stand for")
+        oracle.note_eager_reference(verdict, "a dtype view reinterprets bits, which float64 "
+                                             "cannot stand for")
     if training:
         floats = [n for i, (n, t) in enumerate(zip(programs.graph.input_ids(), args))
                   if t.is_floating_point() and i not in programs.written]

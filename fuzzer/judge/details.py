@@ -148,14 +148,21 @@ class Details:
     of_output: int | None = None  # aliasing: the output position whose storage differs
     unstable: int | None = None  # elements that varied run to run (left out of judging)
     judged_by: str | None = None  # how, where not by float64's rule on the value itself
+    reference: str | None = None  # "eager" where eager's values stood for float64's, else None
 
     INTEGERS = ("count", "total", "regressing", "benign", "strong", "chaotic", "gradient_of",
                 "state_of", "of_output", "unstable")
     NUMBERS = ("max_abs_diff", "min_ulps", "max_ulps", "rmse_eager", "rmse_compiled")
-    TEXTS = ("evidence", "reason", "judged_by")
+    TEXTS = ("evidence", "reason", "judged_by", "reference")
     ORDER = ("count", "total", "regressing", "benign", "strong", "max_abs_diff", "fp64_agrees",
              "evidence", "chaotic", "min_ulps", "max_ulps", "elements", "reason", "rmse_eager",
-             "rmse_compiled", "gradient_of", "state_of", "of_output", "unstable", "judged_by")
+             "rmse_compiled", "gradient_of", "state_of", "of_output", "unstable", "judged_by",
+             "reference")
+
+    @property
+    def reference_name(self) -> str:
+        """What the output was judged against, as a sentence names it."""
+        return "eager's own values" if self.reference == "eager" else "float64"
 
     def to_dict(self) -> dict:
         """Plain data, the keys the judge has always written; what was not recorded left out.

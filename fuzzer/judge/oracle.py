@@ -155,15 +155,18 @@ class Verdict:
         d = out.details
         if self.kind in FLIPS or (self.kind == Kind.BENIGN and d.fp64_agrees is not None):
             agrees = d.fp64_agrees or Agrees()
-            if None in (d.count, d.total, d.max_abs_diff, agrees.eager, agrees.compiled):
+            against_eager = d.reference == "eager"  # float64's side not measured
+            if None in (d.count, d.total, d.max_abs_diff) or not against_eager \
+                    and None in (agrees.eager, agrees.compiled):
                 return None
             strong = f" ({d.strong} strong evidence)" \
                 if self.kind == Kind.INT_FLIP and d.strong is not None else ""
+            sides = "" if against_eager else \
+                f", float64 sides with eager on {agrees.eager}, with compiled on {agrees.compiled}"
             return (f"{self.kind} ({given(d.evidence, '?')} evidence) in {self.place} "
                     f"({out.dtype}): {d.count}/{d.total} "
-                    f"elements differ{strong}, max |diff| {d.max_abs_diff}, "
-                    f"float64 sides with eager on {agrees.eager}, with compiled on "
-                    f"{agrees.compiled}" + _distance(d) + _parity(self.kind, d))
+                    f"elements differ{strong}, max |diff| {d.max_abs_diff}"
+                    + sides + _distance(d) + _parity(self.kind, d))
         if self.kind in (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.BENIGN,
                          Kind.EAGER_NONFINITE):
             if d.count is None:
@@ -286,10 +289,13 @@ def steadied(eager: list[torch.Tensor], compiled: list[torch.Tensor],
     return result
 
 
-def note_reference(verdict: Verdict, why: str) -> None:
-    """Say on each output that eager's values were its reference, and why (no float64 run)."""
+def note_eager_reference(verdict: Verdict, why: str) -> None:
+    """Say on each output that eager's values were its reference, and why (no float64 run):
+    how often float64 sided with either side was then not measured, and is not recorded."""
     for out in verdict.outputs:
-        out.details.judged_by = why
+        out.details.judged_by = f"eager's values as the reference: {why}"
+        out.details.reference = "eager"
+        out.details.fp64_agrees = None
 
 
 def note_unstable(verdict: Verdict, unstable: list[torch.Tensor | None]) -> None:

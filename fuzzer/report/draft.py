@@ -311,10 +311,15 @@ def describe(case: Case) -> str:
     out = v.diverging if v is not None else None
     if v is None or v.kind in RAISED or out is None:
         return ""
-    lines = [_values_table(out.details), "", *_why(v.kind, out.details, out.dtype, case)]
+    against_eager = out.details.reference == "eager"
+    lines = [*_eager_reference_note(against_eager), _values_table(out.details), "",
+             *_why(v.kind, out.details, out.dtype, case)]
+    baseline = "eager's own values as the baseline (float64 cannot stand for a program that " \
+        "reinterprets bits)" if against_eager else \
+        "a float64 baseline (the same program on upcast inputs)"
     lines += ["", "Checked as the pt2 template asks for fuzzer findings: default tolerances "
               f"(`torch._dynamo.utils.same`, tol={TOLERANCE.get(case.dtype, 1e-4)} for float "
-              "outputs), a float64 baseline (the same program on upcast inputs), "
+              f"outputs), {baseline}, "
               "`torch._inductor.config.fallback_random = True`, the same inputs for every run, "
               "no comparison of argmax/argmin indices."]
     lines += _environment(case)
@@ -337,6 +342,17 @@ def _environment(case: Case) -> list[str]:
 
 
 MAX_ROWS = 6  # differing elements in the table
+
+
+def _eager_reference_note(against_eager: bool) -> list[str]:
+    """Where eager's values stood for float64's (a dtype view): say so before any number."""
+    if not against_eager:
+        return []
+    return ["**Reference:** a dtype view in this program reinterprets bits, so a float64 run "
+            "has other bits and cannot stand for it: it is judged against eager's own values, "
+            "with eager's noise taken as at least "
+            f"{rules.EAGER_NOISE_FLOOR:g} ulp. The float64 column and every float64 below are "
+            "eager's values.", ""]
 
 
 def _values_table(details: Details) -> str:
@@ -377,12 +393,14 @@ def _why(kind: str, details: Details, dtype: str, case: Case) -> list[str]:
                 f"float64 reference: {given(details.reason, '')} (RMSE vs float64: eager "
                 f"{details.rmse_eager}, compiled {details.rmse_compiled})."]
     agrees = details.fp64_agrees or Agrees()
+    sides = "" if details.reference == "eager" else (
+        f" On the differing elements float64 sides with eager on {given(agrees.eager, '?')}, "
+        f"with compiled on {given(agrees.compiled, '?')}, with neither on "
+        f"{given(agrees.neither, '?')}.")
     lines = [f"**Why this is a bug:** a discrete ({dtype}) output flips: a value this output is "
              "computed from lands on the other side of a discontinuity (ceil/round/sign/compare/"
              "cast), so a rounding difference upstream becomes a wrong answer, not a small one. "
-             "PyTorch's float tolerance rule does not cover integer outputs. On the differing "
-             f"elements float64 sides with eager on {given(agrees.eager, '?')}, with compiled on "
-             f"{given(agrees.compiled, '?')}, with neither on {given(agrees.neither, '?')}."]
+             "PyTorch's float tolerance rule does not cover integer outputs." + sides]
     lo, hi = details.min_ulps, details.max_ulps
     if hi is not None:
         working = _working_dtype(case)
