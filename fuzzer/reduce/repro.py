@@ -413,10 +413,7 @@ def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
     graph = case.graph
     if output >= len(graph.outputs):
         return None, []
-    trace = render.load(render.render_trace(graph), "trace")
-    with torch.no_grad():
-        values = rules.float64_run(trace, case.ordered_inputs())
-    pick = semantics.selections(graph, values)[output]
+    pick = semantics.selections(graph, _float64_values(case))[output]
     if pick is None:
         return None, []
     carried = [] if _head_source(case, output) else [render.render_trace_function(graph)]
