@@ -168,3 +168,32 @@ def test_a_stage_a_kill_cut_short_counts_its_time_on_resume(tmp_path):
     resumed = open_night(night_settings(reports=tmp_path), directory, lambda line: None)
     assert resumed.stage_seconds == {"fuzz": 420.0, "minimize + triage": 600.0}
     assert resumed.timed_stage == "" and resumed.stage_since == 0.0
+
+
+def test_a_night_minimizes_one_case_of_each_class_before_a_second(tmp_path) -> None:
+    """Most severe class first, but in turns: a night short of time once spent all of it on
+    its non-finite findings and reached none of its 35 crashes (RESULTS §24). Crashes are
+    classes by message (numbers aside): 17 of one ``as_strided`` message wait behind one of
+    each other crash."""
+    from fuzzer.judge.oracle import Verdict
+
+    graph = tf.e8m0_graph()
+    out = graph.outputs[0]
+    made = {}
+
+    def saved(name: str, verdict: Verdict) -> Path:
+        case = tf.case_of_verdict(graph)
+        case.verdict = verdict
+        made[name] = case.save(tmp_path / f"{name}.pt")
+        return made[name]
+
+    files = [saved("bounds1", Verdict(Kind.CRASH, message="as_strided requires 290 elements")),
+             saved("nonfinite1", Verdict(Kind.NONFINITE, 0, out)),
+             saved("bounds2", Verdict(Kind.CRASH, message="as_strided requires 65 elements")),
+             saved("compile", Verdict(Kind.CRASH, message="CppCompileError: C++ compile error")),
+             saved("nonfinite2", Verdict(Kind.NONFINITE, 0, out)),
+             saved("flip", Verdict(Kind.INT_FLIP, 0, out)),
+             saved("nonfinite3", Verdict(Kind.NONFINITE, 0, out))]
+    order = [p.stem for p in pipeline.in_turns(files)]
+    assert order == ["nonfinite1", "flip", "bounds1", "compile", "nonfinite2", "bounds2",
+                     "nonfinite3"], order
