@@ -159,11 +159,6 @@ class Details:
              "rmse_compiled", "gradient_of", "state_of", "of_output", "unstable", "judged_by",
              "reference")
 
-    @property
-    def reference_name(self) -> str:
-        """What the output was judged against, as a sentence names it."""
-        return "eager's own values" if self.reference == "eager" else "float64"
-
     def to_dict(self) -> dict:
         """Plain data, the keys the judge has always written; what was not recorded left out.
         Where a head measured the elements, the span of their distances is recorded even where
