@@ -173,8 +173,8 @@ def test_a_stage_a_kill_cut_short_counts_its_time_on_resume(tmp_path):
 def test_a_night_minimizes_one_case_of_each_class_before_a_second(tmp_path) -> None:
     """Most severe class first, but in turns: a night short of time once spent all of it on
     its non-finite findings and reached none of its 35 crashes (RESULTS §24). Crashes are
-    classes by message (numbers aside): 17 of one ``as_strided`` message wait behind one of
-    each other crash."""
+    classes by what tells them apart (exception type, innermost frames): 17 ``as_strided``
+    lowering errors wait behind one of each other crash."""
     from fuzzer.judge.oracle import Verdict
 
     graph = tf.e8m0_graph()
@@ -187,10 +187,13 @@ def test_a_night_minimizes_one_case_of_each_class_before_a_second(tmp_path) -> N
         made[name] = case.save(tmp_path / f"{name}.pt")
         return made[name]
 
-    files = [saved("bounds1", Verdict(Kind.CRASH, message="as_strided requires 290 elements")),
+    lowering = ["torch/_inductor/lowering.py:as_strided"]
+    bounds = "InductorError: LoweringException: as_strided requires {} elements"
+    files = [saved("bounds1", Verdict(Kind.CRASH, message=bounds.format(290), frames=lowering)),
              saved("nonfinite1", Verdict(Kind.NONFINITE, 0, out)),
-             saved("bounds2", Verdict(Kind.CRASH, message="as_strided requires 65 elements")),
-             saved("compile", Verdict(Kind.CRASH, message="CppCompileError: C++ compile error")),
+             saved("bounds2", Verdict(Kind.CRASH, message=bounds.format(65), frames=lowering)),
+             saved("compile", Verdict(Kind.CRASH, message="InductorError: CppCompileError",
+                                      frames=["torch/_inductor/cpp_builder.py:build"])),
              saved("nonfinite2", Verdict(Kind.NONFINITE, 0, out)),
              saved("flip", Verdict(Kind.INT_FLIP, 0, out)),
              saved("nonfinite3", Verdict(Kind.NONFINITE, 0, out))]

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import sqlite3
 from pathlib import Path
 
@@ -35,7 +34,8 @@ from fuzzer.corpus.case import Case, CaseError, versions
 from fuzzer.corpus.files import atomic_write
 from fuzzer.execute.pool import OutOfTime
 from fuzzer.ir.graph import op_chain, readable_chain
-from fuzzer.judge.kinds import RAISED, RANK, Kind
+from fuzzer.judge.key import DivergenceKey
+from fuzzer.judge.kinds import RANK, Kind
 from fuzzer.judge.oracle import severity_key
 from fuzzer.report import draft, upstream
 from fuzzer.report.night import Context
@@ -101,25 +101,24 @@ def _process_pass(ctx: Context, fresh: int, tried: set[str]) -> tuple[int, int]:
 def in_turns(files: list[Path]) -> list[Path]:
     """One case of each class before a second of any: classes in the order of their most severe
     case (``oracle.severity_key``), each class's cases strongest first, then oldest (the order
-    given). A class is a verdict kind, and for a crash or timeout its message with the numbers
-    taken out, so a night that runs out of time has minimized one finding of every kind and
-    every crash rather than a run of its most severe kind (a 45-minute night spent its 13
-    minutes on 9 of its 23 non-finite findings and reached none of its 35 crashes, among them
-    a heap corruption and a C++ compile error: RESULTS §24)."""
-    def read(path: Path) -> tuple[tuple[int, int], str]:
+    given). A class is a verdict kind, and for a crash or timeout what tells crashes apart
+    (``DivergenceKey``: the exception type and innermost torch frames), so a night that runs
+    out of time has minimized one finding of every kind and every crash rather than a run of
+    its most severe kind (a 45-minute night spent its 13 minutes on 9 of its 23 non-finite
+    findings and reached none of its 35 crashes, among them a heap corruption and a C++
+    compile error: RESULTS §24)."""
+    def read(path: Path) -> tuple[tuple[int, int], object]:
         try:
             verdict = Case.load(path).verdict
         except CaseError:
             verdict = None
         if verdict is None:
-            return (len(RANK) + 2, 0), "unreadable"
-        kind = str(verdict.kind)
-        if verdict.kind in RAISED:
-            kind += ": " + re.sub(r"\d+", "N", verdict.message)[:120]
-        return severity_key(verdict), kind
+            return (len(RANK) + 2, 0), None
+        key = DivergenceKey.of(verdict)
+        return severity_key(verdict), (key.kind, key.error, key.frames)
 
     seen = {path: read(path) for path in files}
-    classes: dict[str, list[Path]] = {}
+    classes: dict[object, list[Path]] = {}
     for path in sorted(files, key=lambda p: seen[p][0]):
         classes.setdefault(seen[path][1], []).append(path)
     turns = itertools.zip_longest(*classes.values())
