@@ -28,12 +28,12 @@ SURFACES = ({}, {"training": True}, {"dynamic": True})
 MODELS = [n for n, s in strategy.STRATEGIES.items() if s.model]
 SMALL = [n for n, s in strategy.STRATEGIES.items() if not s.model]  # --grammar does not touch them
 # (weights, grammars, cases per grammar x dtype x surface): the small programs are cheap, so most
-# of the 23,625 cases go to them; models cost 3x more each.
+# of the 22,275 cases go to them; models cost 3x more each.
 RELOAD_EVERY = 5  # every fifth case is also read back through the loader
 PLAN = [
-    *(({name: 1.0}, ("mixed",), 300) for name in SMALL),  # 7 x 9 x 300 = 18,900
+    *(({name: 1.0}, ("mixed",), 250) for name in SMALL),  # 8 x 9 x 250 = 18,000
     *(({name: 1.0}, ("mixed", "vision", "attention"), 25) for name in MODELS),  # 3 x 27 x 25
-    (None, ("mixed",), 300),  # the default mix: 9 x 300 = 2,700
+    (None, ("mixed",), 250),  # the default mix: 9 x 250 = 2,250
 ]
 
 

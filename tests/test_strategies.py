@@ -175,6 +175,24 @@ def test_special_and_decimal_strategies_use_their_vocabularies() -> None:
     assert all(set(g.op_names()) & division for g in _graphs("decimal"))
 
 
+def test_decompositions_strategy_chains_the_ops_the_compiler_rewrites() -> None:
+    """Every program holds a ``decomp`` op, most of the family shows up in 200 programs (the
+    losses with each reduction among them), and their inputs sit on the ops' thresholds."""
+    family = set(ops.tagged("decomp"))
+    graphs = _graphs("decompositions", 200)
+    assert all(set(g.op_names()) & family for g in graphs)
+    seen = Counter(op for g in graphs for op in g.op_names() if op in family)
+    assert len(seen) >= 0.8 * len(family), sorted(family - set(seen))
+    reductions = {g.node(n).attrs["reduction"] for g in graphs for n in g.op_ids()
+                  if "reduction" in g.node(n).attrs}
+    assert {"mean", "sum", "none"} <= reductions
+    shrinks = [(g, g.node(n).inputs[0]) for g in graphs for n in g.op_ids()
+               if g.node(n).op in ("hardshrink", "softshrink")]
+    first = [(g, x) for g, x in shrinks if g.node(x).is_input]
+    assert first and all(0.5 in inputs.edges_for(g, x) for g, x in first)
+    assert strategy.STRATEGIES["decompositions"].cycle.count("edges") == 2
+
+
 def test_cast_roundtrip_is_its_own_strategy() -> None:
     assert all("cast_roundtrip" in g.op_names() for g in _graphs("cast-roundtrip", 20))
     assert not any("cast_roundtrip" in g.op_names() for g in _graphs("models", 20))

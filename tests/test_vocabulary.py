@@ -232,7 +232,7 @@ def test_real_inductor_index_outputs_on_ties_are_no_finding(inductor_runner, nam
 
 def test_every_op_a_generator_places_says_what_to_draw_for_its_attrs() -> None:
     """``edge.place`` draws each attr from the entry's ``choices``."""
-    for tag in ("select", "scan", "rearrange", "blend", "head"):
+    for tag in ("select", "scan", "rearrange", "blend", "head", "decomp"):
         for name in ops.tagged(tag):
             spec = ops.spec(name)
             assert set(spec.attrs) <= set(spec.choices), (tag, name)

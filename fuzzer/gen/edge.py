@@ -444,6 +444,29 @@ def shape_step(b: Builder, y: int) -> int | None:
     return b.attempt(b.pick(["add", "mul", "sub", "maximum"]), y, other)
 
 
+# ---------------------------------------------------------------- decompositions
+
+
+def decomposition_body(b: Builder) -> tuple[int, list[int]]:
+    """Ops the compiler rewrites into others (registry tag ``decomp``: thresholded activations,
+    losses with each reduction, distances, normalizations, ``nextafter`` …), one to three in a
+    chain, their attrs from their ``choices`` (a ``beta`` or ``lambd`` of 0, an ``eps`` of 0, a
+    ``p`` of 0 or inf), on inputs at their thresholds (``edges``) or the strategy's other
+    domains; a rewrite's pattern between steps now and then."""
+    x = b.input(sizes.shape(b.rng, empty=0.05))
+    y, taps = x, [x]
+    for _ in range(b.rng.randint(1, 3)):
+        made = next((m for m in (place(b, b.pick(list(ops.tagged("decomp"))), y)
+                                 for _ in range(6)) if m is not None), None)
+        if made is None or b.graph.node(made).dtype not in ops.FLOAT_DTYPES:
+            break
+        y = made
+        taps.append(y)
+        if b.chance(0.15):
+            y = rewrite(b, y)
+    return y, taps
+
+
 # ---------------------------------------------------------------- vision decompositions
 
 

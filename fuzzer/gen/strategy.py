@@ -57,6 +57,9 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
              "non-integer scales, sizes that keep a dim, ceil mode, padding counted or not, "
              "indices, adaptive windows; empty and size-1 dims, inf inputs",
              ("normal", "special", "large", "boundary")),
+    Strategy("decompositions", 2.0, "ops the compiler rewrites into others: thresholded "
+             "activations, losses with each reduction, distances and norms with an eps or p of "
+             "0 or inf, at their thresholds", ("edges", "normal", "special", "edges")),
     Strategy("signs", 2.0, "signed zeros and NaNs of either sign through the ops their sign "
              "shows in (1/x, copysign, atan2, heads)", ("zeros", "zeros", "special", "boundary")),
     Strategy("state", 3.0, "views and in-place writes through them, reads of old aliases, "
@@ -178,4 +181,5 @@ def _body(name: str) -> Callable[[Builder], tuple[int, list[int]]]:
 
     return {"special-functions": edge.special_body, "decimal": edge.decimal_body,
             "integer": edge.integer_body, "shapes": edge.shapes_body,
-            "vision-ops": edge.vision_ops_body, "signs": signs.signs_body}[name]
+            "vision-ops": edge.vision_ops_body, "signs": signs.signs_body,
+            "decompositions": edge.decomposition_body}[name]

@@ -55,6 +55,7 @@ class Graph:
         self.g = nx.DiGraph()
         self.outputs: list[int] = []
         self._next_id = 0
+        self._state: tuple | None = None  # State.of's cache
 
     # ------------------------------------------------------------ building
 
@@ -109,9 +110,13 @@ class Graph:
         order edges too (``State.order_edges``: a read of a storage comes before the next write
         to it); ties broken by id so that rendering is deterministic."""
         state = State.of(self)
-        if state is None:
-            return list(nx.lexicographical_topological_sort(self.g))
-        return state.order
+        if state is not None:
+            return list(state.order)
+        key, _, plain = self._state
+        if plain is None:
+            plain = list(nx.lexicographical_topological_sort(self.g))
+            self._state = (key, None, plain)
+        return list(plain)
 
     def input_ids(self) -> list[int]:
         return [n for n in self.order() if self.node(n).is_input]
@@ -342,7 +347,7 @@ class State:
 
     def __init__(self, graph: Graph, writers: dict[int, set[int]]) -> None:
         self.graph = graph
-        self.ancestors = {n: nx.ancestors(graph.g, n) for n in graph.g}
+        self.ancestors = _all_ancestors(graph.g)
         self.root = {n: graph.root(n) for n in graph.g}
         self.chains: dict[int, list[int]] = {}
         for writer, roots in writers.items():
@@ -354,9 +359,20 @@ class State:
 
     @classmethod
     def of(cls, graph: Graph) -> State | None:
+        """The graph's state, derived once per structure: generation and shrinking ask for the
+        order after every edit, and edits reach ``graph.g`` from outside, so the cache is keyed
+        on what the state depends on (each node's op, inputs and captured aliasing) rather than
+        invalidated by hand."""
+        key = tuple((n, node.op, tuple(node.inputs), node.attrs.get("alias"),
+                     str(node.attrs.get("mutates"))) for n, node in graph.g.nodes(data="node"))
+        cached = getattr(graph, "_state", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
         writers = {n: graph.writes(n) for n in graph.g if not graph.node(n).is_input}
         writers = {n: roots for n, roots in writers.items() if roots}
-        return cls(graph, writers) if writers else None
+        state = cls(graph, writers) if writers else None
+        graph._state = (key, state, None)  # (the key, the state, a stateless graph's order)
+        return state
 
     def version(self, node: int, before: bool = False) -> int | None:
         """The last write to ``node``'s storage that ``node`` depends on (itself included unless
@@ -416,6 +432,20 @@ class State:
             except nx.NetworkXUnfeasible:
                 raise ops.InvalidGraph("the program's reads and writes admit no order") from None
         return self._order
+
+
+def _all_ancestors(g: nx.DiGraph) -> dict[int, set[int]]:
+    """Every node's ancestors in one topological pass: a node's are its predecessors' and
+    theirs. ``State`` needs them all, on every ``order()``; a search from each node (what
+    ``nx.ancestors`` does) made that the generator's main cost."""
+    ancestors: dict[int, set[int]] = {}
+    for node in nx.topological_sort(g):
+        found: set[int] = set()
+        for pred in g.predecessors(node):
+            found |= ancestors[pred]
+            found.add(pred)
+        ancestors[node] = found
+    return ancestors
 
 
 # ---------------------------------------------------------------- the canonical form

@@ -252,7 +252,10 @@ def repro_source(case: Case, out_dir: Path) -> str:
     config = "".join(f"    torch._inductor.config.{k} = {v!r}\n"
                      for k, v in case.recipe.config.items())
     eager_sdpa, compiled_sdpa = _sdpa(case)
-    signs = _zero_signs(case, output)
+    # every node's reference value, once (none to compute for a gradient output)
+    values = _float64_values(case) if _node(case, output) is not None else {}
+    signs = _zero_signs(case, output, values)
+    select, select_source = _select(case, output, values)
     stands = semantics.float64_stands(case.graph)
     bit_noise = _bit_noise_key(case, output, stands)
     header = (
@@ -278,7 +281,8 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"DEVICE = {case.device!r}\nKEY = {key.to_dict()!r}  # the divergence it reproduces\n"
         f"OUTPUT = {output}\nPLACE = {_place(case, verdict)!r}  # what OUTPUT indexes\n"
         f"TOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
-        f"UNDEFINED = {_undefined(case, output)!r}  # flat indices never compared (see numfuzz)\n"
+        f"UNDEFINED = {_undefined(case, output, values)!r}"
+        "  # flat indices never compared (see numfuzz)\n"
         f"ORDINAL = {_ordinal(case, output)!r}\n"
         f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity'!r}"
         "  # every discrete mismatch with eager is a finding (--policy parity)\n"
@@ -298,7 +302,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"SIGNS = {signs is not False!r}  # does the program define its zeros' sign\n"
         f"SIGNLESS = {_signless(signs)!r}  # flat indices whose zero sign it does not "
         "(a copysign of a NaN that arithmetic made)\n"
-        f"SELECT = {_select(case, output)[0]!r}  # an index output: what judges it\n"
+        f"SELECT = {select!r}  # an index output: what judges it\n"
         f"NAMES_OF = {{{', '.join(f'{n}: {case.graph.var(n)!r}' for n in case.graph.g)}}}\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
         f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum\n"
@@ -311,7 +315,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         *([render.render_nudged_trace_function(case.graph)] if _nudged(case, output) else []),
         *([render.render_trace_function(case.graph),
            render.render_bit_noise_trace_function(case.graph)] if bit_noise is not None else []),
-        *_select(case, output)[1],
+        *select_source,
         MAIN.format(config=config, flags=_flags_source(case), backend=backend).rstrip(),
     ]
     return "\n\n\n".join(dict.fromkeys(parts)) + "\n"  # the trace once, whoever needs it
@@ -405,7 +409,7 @@ def _nudged(case: Case, output: int) -> bool:
         semantics.noise_reaches(case.graph, node)
 
 
-def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
+def _select(case: Case, output: int, values: dict) -> tuple[dict | None, list[str]]:
     """For an index output (``semantics.selections``): what the repro needs to judge it as
     numfuzz did (its op's input node, attrs, whether the order of equal values counts, the
     working dtype), and the source it carries: the op's selector (verbatim) and, unless the
@@ -413,7 +417,7 @@ def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
     graph = case.graph
     if output >= len(graph.outputs):
         return None, []
-    pick = semantics.selections(graph, _float64_values(case))[output]
+    pick = semantics.selections(graph, values)[output]
     if pick is None:
         return None, []
     carried = [] if _head_source(case, output) else [render.render_trace_function(graph)]
@@ -424,12 +428,11 @@ def _select(case: Case, output: int) -> tuple[dict | None, list[str]]:
              + inspect.getsource(selector).rstrip() + f"\n\n\nSELECTOR = {selector.__name__}"])
 
 
-def _zero_signs(case: Case, output: int) -> bool | torch.Tensor:
+def _zero_signs(case: Case, output: int, values: dict) -> bool | torch.Tensor:
     """Where the program defines the sign of OUTPUT's zeros on the case's own inputs
     (``semantics.zero_signs_defined``): everywhere, nowhere, or per element."""
     node = _node(case, output)
-    return node is not None and semantics.zero_signs_defined(case.graph, node,
-                                                             _float64_values(case))
+    return node is not None and semantics.zero_signs_defined(case.graph, node, values)
 
 
 def _signless(defined: bool | torch.Tensor) -> list[int] | None:
@@ -492,11 +495,11 @@ def _float64_values(case: Case) -> dict:
         return rules.float64_run(trace, case.ordered_inputs())
 
 
-def _undefined(case: Case, output: int) -> list[int] | None:
+def _undefined(case: Case, output: int, values: dict) -> list[int] | None:
     """Elements of the output numfuzz does not compare (``judge.semantics``), as flat indices."""
     if output >= len(case.graph.outputs):
         return None
-    mask = semantics.undefined_elements(case.graph, _float64_values(case))[output]
+    mask = semantics.undefined_elements(case.graph, values)[output]
     if mask is None or not bool(mask.any()):
         return None
     return [int(i) for i in mask.reshape(-1).nonzero().reshape(-1)]

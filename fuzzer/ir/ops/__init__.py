@@ -8,11 +8,13 @@ ops round, capture asks which torch calls an op renders. Nothing else keeps a li
 
 The package is split by family (``pointwise``, ``reductions``, ``nn``, ``layout``, ``heads``,
 ``state``, ``selection``: ops whose outputs are indices, ``indexing``: ops reading indices,
-``vocabulary``: the rest of torch's elementwise, scan, layout and GEMM ops);
+``vocabulary``: the rest of torch's elementwise, scan, layout and GEMM ops, ``decomposed``: ops
+the compiler rewrites into others);
 importing it registers them all. ``from fuzzer.ir import ops`` and ``ops.X`` reach everything.
 """
 
 from fuzzer.ir.ops import (  # noqa: F401
+    decomposed,
     heads,
     indexing,
     layout,

@@ -239,23 +239,42 @@ def by_meta(name: str) -> Callable[[list[Shape], list[str], dict], tuple[Shape, 
 
     def infer(shapes: list[Shape], dtypes: list[str], attrs: dict) -> tuple[Shape, str]:
         _check_sizes(name, attrs)
-        tensors = [torch.empty(s, dtype=torch_dtype(d), device="meta")
-                   for s, d in zip(shapes, dtypes)]
-        try:
-            with probe():
-                out = evaluate(name, tensors, attrs)
-        except InvalidGraph:
-            raise
-        except Exception as err:  # torch rejects these shapes or dtypes: an invalid graph
-            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
-            raise InvalidGraph(f"{name}: {type(err).__name__}: {first}") from None
-        if not isinstance(out, torch.Tensor):
-            raise InvalidGraph(f"{name} does not return one tensor")
-        if out.numel() > MAX_NUMEL:
-            raise InvalidGraph(f"{name} makes {out.numel()} elements, more than numfuzz runs")
-        return tuple(out.shape), str(out.dtype).removeprefix("torch.")
+        names = [f"_in{i}" for i in range(len(shapes))]
+        key = (name, tuple(map(tuple, shapes)), tuple(dtypes), REGISTRY[name].render(names, attrs))
+        answer = _META_ANSWERS.get(key)
+        if answer is None:
+            answer = _META_ANSWERS[key] = _run_on_meta(name, shapes, dtypes, attrs)
+        if isinstance(answer, str):
+            raise InvalidGraph(answer)
+        return answer
 
     return infer
+
+
+# by_meta's answers (a shape and dtype, or why torch refused) by op, argument shapes and dtypes,
+# and the exact text run: a generator asks the same question many times, and some meta kernels
+# are Python decompositions (bicubic upsampling: ~0.1 s a call) that dominated generation.
+_META_ANSWERS: dict[tuple, tuple[Shape, str] | str] = {}
+
+
+def _run_on_meta(name: str, shapes: list[Shape], dtypes: list[str],
+                 attrs: dict) -> tuple[Shape, str] | str:
+    tensors = [torch.empty(s, dtype=torch_dtype(d), device="meta") for s, d in zip(shapes, dtypes)]
+    try:
+        with probe():
+            out = evaluate(name, tensors, attrs)
+    except InvalidGraph as err:
+        return str(err)
+    except Exception as err:  # torch rejects these shapes or dtypes: an invalid graph
+        first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        return f"{name}: {type(err).__name__}: {first}"
+    if not isinstance(out, torch.Tensor):
+        return f"{name} does not return one tensor"
+    if out.numel() > MAX_NUMEL:
+        return f"{name} makes {out.numel()} elements, more than numfuzz runs"
+    if len(_META_ANSWERS) > 50_000:  # a bound for a night-long worker
+        _META_ANSWERS.clear()
+    return tuple(out.shape), str(out.dtype).removeprefix("torch.")
 
 
 # ---------------------------------------------------------------- what a captured call is
