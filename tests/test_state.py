@@ -497,6 +497,27 @@ def test_a_real_stateful_finding_replays(inductor_runner, tmp_path) -> None:
 
 
 @pytest.mark.inductor
+def test_a_real_noop_output_aliasing_is_reported_as_this_torch_behaves(inductor_runner) -> None:
+    """A real finding of the ``integer`` strategy, minimized (torch 2.15, CPU): compiled
+    ``x0 * 1`` returns ``x0`` itself, so a write to the result changes the argument; eager
+    returns a new tensor (2.11 and 2.13 did too). Whether this torch does it is measured by the
+    plain call beside the replay; the verdict must say the same, either way."""
+    from pathlib import Path
+
+    from fuzzer.corpus.case import Case
+
+    case = Case.load(Path(__file__).parent / "data" / "aliasing_noop_mul_one.pt")
+    assert "v1 = x0 * 1" in render.render_model(case.graph)
+    x = torch.zeros(3, dtype=torch.int8)
+    torch._dynamo.reset()
+    aliases = torch.compile(lambda t: t * 1, backend="inductor")(x).data_ptr() == x.data_ptr()
+    verdict = inductor_runner.run(case.task()).verdict
+    assert (verdict.kind == Kind.ALIASING) == aliases, verdict.summary()
+    if aliases:
+        assert "shares storage with no input in eager, with x0 compiled" in verdict.summary()
+
+
+@pytest.mark.inductor
 def test_a_real_finding_on_arguments_sharing_storage_replays(inductor_runner, tmp_path) -> None:
     """A real bug the ``state`` strategy found through arguments that share storage, minimized
     (torch 2.11, 2.13 and 2.15, CPU; ``aot_eager`` too): called as ``forward(x0, ...,
@@ -586,6 +607,12 @@ def test_the_real_aliasing_cause_is_known_upstream() -> None:
     assert "195451" in " ".join(found.urls)
     other = known.match({**fields, "family": "accuracy"})
     assert other is None or other.id != "scatter-copy-back-output-aliasing"
+    noop = signature_fields(Case.load(Path(__file__).parent / "data" /
+                                      "aliasing_noop_mul_one.pt"), None)
+    found = known.match(noop)  # x0 * 1 returned as x0 (#197893), on the torches it names
+    on_this_torch = known.applies_to(">=2.14", torch.__version__)
+    assert (found is not None and found.id == "noop-arithmetic-output-aliasing") == \
+        on_this_torch, (noop, found)
 
 
 def test_the_plain_snippet_keeps_an_inputs_layout_and_inductors_settings() -> None:
