@@ -517,6 +517,48 @@ def test_a_real_noop_output_aliasing_is_reported_as_this_torch_behaves(inductor_
         assert "shares storage with no input in eager, with x0 compiled" in verdict.summary()
 
 
+def _window_read_goes_wrong() -> bool:
+    """The plain form of the kept float16 case below, on this torch, its ``x0`` at storage
+    offset 1 as the case has it: does compiled ``x * 2`` after a fill through a window of ``x``
+    passed beside it differ from eager, or fail to compile (RESULTS §25, ``c280bf90cf4781d7``;
+    on 2.11 and 2.13 the offset makes it §23's cause C, a compile error)?"""
+    def forward(x0, p2, v1):  # the names matter: with ``v1`` called ``w`` it vanishes on 2.15
+        v1.index_fill_(2, p2, -2.0)
+        return x0 * 2.0
+
+    def laid() -> torch.Tensor:  # numfuzz's ``offset`` layout: no view, storage offset 1
+        storage = torch.arange(100, dtype=torch.float16).untyped_storage()
+        return torch.empty(0, dtype=torch.float16).set_(storage, 1, (3, 1, 1, 33),
+                                                        (33, 33, 33, 1))
+
+    eager, compiled, index = laid(), laid(), torch.tensor([0])
+    torch._dynamo.reset()
+    try:
+        out = torch.compile(forward, backend="inductor")(compiled, index,
+                                                         compiled[:3, :, ::2, 4:])
+    except Exception:  # noqa: BLE001 - any compile failure is the bug showing
+        return True
+    return not torch.equal(out, forward(eager, index, eager[:3, :, ::2, 4:]))
+
+
+@pytest.mark.inductor
+def test_a_real_aliased_window_read_is_reported_as_this_torch_behaves(inductor_runner) -> None:
+    """A real finding of the ``state`` strategy, minimized by a night on 2.15 (a new candidate,
+    no upstream issue found): float16 ``x0`` and ``x0[:3, :, ::2, 4:]`` passed together, a fill
+    through the window, then compiled ``x0 * 2.0`` reads ``x0`` one element further along.
+    Replayed, its verdict must be a finding exactly where the plain call goes wrong."""
+    from pathlib import Path
+
+    from fuzzer.corpus.case import Case
+
+    case = Case.load(Path(__file__).parent / "data" / "aliased_fp16_window_read_off_by_one.pt")
+    assert "return forward(x0, p2, x0[:3, :, ::2, 4:])" in render.render_model(case.graph)
+    verdict = inductor_runner.run(case.task()).verdict
+    if verdict.kind == Kind.CRASH and "as_strided_scatter" in verdict.message:
+        pytest.skip(f"this torch stops earlier, at §23's cause C: {verdict.summary()}")
+    assert verdict.is_finding == _window_read_goes_wrong(), verdict.summary()
+
+
 @pytest.mark.inductor
 def test_a_real_finding_on_arguments_sharing_storage_replays(inductor_runner, tmp_path) -> None:
     """A real bug the ``state`` strategy found through arguments that share storage, minimized
