@@ -521,7 +521,7 @@ def _window_read_goes_wrong() -> bool:
     """The plain form of the kept float16 case below, on this torch, its ``x0`` at storage
     offset 1 as the case has it: does compiled ``x * 2`` after a fill through a window of ``x``
     passed beside it differ from eager, or fail to compile (RESULTS §25, ``c280bf90cf4781d7``;
-    on 2.11 and 2.13 the offset makes it §23's cause C, a compile error)?"""
+    2.11 fails to compile it, 2.15 reads one element off, 2.13 gets it right)?"""
     def forward(x0, p2, v1):  # the names matter: with ``v1`` called ``w`` it vanishes on 2.15
         v1.index_fill_(2, p2, -2.0)
         return x0 * 2.0

@@ -58,7 +58,7 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
              "indices, adaptive windows; empty and size-1 dims, inf inputs",
              ("normal", "special", "large", "boundary")),
     # Opt-in (--strategy decompositions=W): its first two runs (RESULTS §25) gave 6 raw findings
-    # in 1,213 cases, the lowest yield of all, 2 of them new candidates; off by default it also
+    # in 1,213 cases, the lowest yield of all, no new cause among them; off by default it also
     # leaves every seeded campaign drawing what it drew before.
     Strategy("decompositions", 0.0, "ops the compiler rewrites into others: thresholded "
              "activations, losses with each reduction, distances and norms with an eps or p of "
