@@ -518,13 +518,15 @@ def test_a_real_noop_output_aliasing_is_reported_as_this_torch_behaves(inductor_
 
 
 def _window_read_goes_wrong() -> bool:
-    """The plain form of the kept float16 case below, on this torch, its ``x0`` at storage
+    """The plain form of the kept float16 case below, on this torch, its ``x`` at storage
     offset 1 as the case has it: does compiled ``x * 2`` after a fill through a window of ``x``
-    passed beside it differ from eager, or fail to compile (RESULTS §25, ``c280bf90cf4781d7``;
-    2.11 fails to compile it, 2.15 reads one element off, 2.13 gets it right)?"""
-    def forward(x0, p2, v1):  # the names matter: with ``v1`` called ``w`` it vanishes on 2.15
-        v1.index_fill_(2, p2, -2.0)
-        return x0 * 2.0
+    passed beside it differ from eager, or fail to compile (RESULTS §23's cause C, seen again as
+    §25's ``c280bf90cf4781d7``: 2.11 and 2.13 fail to compile it, 2.15 reads one element off)?
+    Compiled afresh: Inductor's on-disk cache keys miss the layout of arguments that share
+    storage (§23's D), so a graph another test compiled for another layout could answer."""
+    def forward(x, index, window):
+        window.index_fill_(2, index, -2.0)
+        return x * 2.0
 
     def laid() -> torch.Tensor:  # numfuzz's ``offset`` layout: no view, storage offset 1
         storage = torch.arange(100, dtype=torch.float16).untyped_storage()
@@ -534,8 +536,9 @@ def _window_read_goes_wrong() -> bool:
     eager, compiled, index = laid(), laid(), torch.tensor([0])
     torch._dynamo.reset()
     try:
-        out = torch.compile(forward, backend="inductor")(compiled, index,
-                                                         compiled[:3, :, ::2, 4:])
+        with torch._inductor.config.patch(force_disable_caches=True):
+            out = torch.compile(forward, backend="inductor")(compiled, index,
+                                                             compiled[:3, :, ::2, 4:])
     except Exception:  # noqa: BLE001 - any compile failure is the bug showing
         return True
     return not torch.equal(out, forward(eager, index, eager[:3, :, ::2, 4:]))
@@ -543,10 +546,11 @@ def _window_read_goes_wrong() -> bool:
 
 @pytest.mark.inductor
 def test_a_real_aliased_window_read_is_reported_as_this_torch_behaves(inductor_runner) -> None:
-    """A real finding of the ``state`` strategy, minimized by a night on 2.15 (a new candidate,
-    no upstream issue found): float16 ``x0`` and ``x0[:3, :, ::2, 4:]`` passed together, a fill
-    through the window, then compiled ``x0 * 2.0`` reads ``x0`` one element further along.
-    Replayed, its verdict must be a finding exactly where the plain call goes wrong."""
+    """A real finding of the ``state`` strategy, minimized by a night on 2.15: float16 ``x0``
+    (at storage offset 1, no view) and ``x0[:3, :, ::2, 4:]`` passed together, a fill through
+    the window, then compiled ``x0 * 2.0`` reads ``x0`` one element further along: §23's cause
+    C (the offset counted twice; no upstream issue found), its silent face on 2.15. Replayed,
+    its verdict must be a finding exactly where the plain call goes wrong."""
     from pathlib import Path
 
     from fuzzer.corpus.case import Case
@@ -635,7 +639,7 @@ def test_a_model_files_state_is_judged_too(fake_runner) -> None:
 def test_the_real_aliasing_cause_is_known_upstream() -> None:
     """The kept real finding (and the three a 90-minute night on 2.15 saved) is #195451: its
     cause matches that known entry, so a night counts it instead of drafting it again; the
-    same core judged as another family is not that entry."""
+    same core judged by a wrong value is #198094's entry, and as a crash neither."""
     from pathlib import Path
 
     from fuzzer.corpus.case import Case
@@ -647,8 +651,14 @@ def test_the_real_aliasing_cause_is_known_upstream() -> None:
     found = known.match(fields)
     assert found is not None and found.id == "scatter-copy-back-output-aliasing", fields
     assert "195451" in " ".join(found.urls)
-    other = known.match({**fields, "family": "accuracy"})
-    assert other is None or other.id != "scatter-copy-back-output-aliasing"
+    # the same core judged by a wrong value (a later write to the input shows in the dropped
+    # clone) is its value side, #198094; as a crash it is neither
+    for family, expected in (("accuracy", "reinplaced-clone-sees-later-write"),
+                             ("nonfinite", "reinplaced-clone-sees-later-write"),
+                             ("crash", None)):
+        other = known.match({**fields, "family": family})
+        assert (other and other.id) == expected, (family, other)
+    assert "198094" in " ".join(known.match({**fields, "family": "accuracy"}).urls)
     noop = signature_fields(Case.load(Path(__file__).parent / "data" /
                                       "aliasing_noop_mul_one.pt"), None)
     found = known.match(noop)  # x0 * 1 returned as x0 (#197893), on the torches it names
