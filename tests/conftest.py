@@ -69,76 +69,24 @@ def pytest_collection_modifyitems(config, items):
 
 
 RAY_FILES = ("tests/test_fleet.py", "tests/test_fleet_nodes.py")
-# Seconds each test file took in a recorded run (``pytest --record-file-seconds``): the scheduler
-# hands out the longest files first, so the suite does not end with one worker alone on a long
-# file that happened to sort last. A file missing from the record counts as NEW_FILE_SECONDS.
-FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
-NEW_FILE_SECONDS = 10.0
-
-
-def pytest_addoption(parser):
-    parser.addoption("--record-file-seconds", action="store_true",
-                     help=f"write the seconds of each file run to {FILE_SECONDS.name}")
-
-
-def _unit(scope: str) -> str:
-    return RAY_FILES[0] if scope in RAY_FILES else scope
-
-
-def _recorded_seconds() -> dict[str, float]:
-    try:
-        seconds = json.loads(FILE_SECONDS.read_text())
-    except (OSError, ValueError):
-        return {}
-    units: dict[str, float] = {}
-    for name, spent in seconds.items():
-        units[_unit(name)] = units.get(_unit(name), 0.0) + spent
-    return units
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ``make test`` runs -n 2 --dist loadfile
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadfile``, longest files first, and the Ray files as one unit: each starts a
-    Ray cluster, and two at once on CI's two cores would starve both. (``--dist loadgroup`` would
-    say this with marks, but pytest-xdist 3.8 cannot rename test ids under pytest 9.2, so its
-    groups are silently ignored.) A file's tests stay on one worker, in file order."""
+    """``--dist loadfile``, but the Ray files are one unit: each starts a Ray cluster, and two
+    at once on CI's two cores would starve both. (``--dist loadgroup`` would say this with
+    marks, but pytest-xdist 3.8 cannot rename test ids under pytest 9.2, so its groups are
+    silently ignored.) A file's tests stay on one worker, in file order."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    seconds = _recorded_seconds()
-
-    class LongestFirstRayTogether(LoadFileScheduling):
+    class RayFilesTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return _unit(super()._split_scope(nodeid))
+            scope = super()._split_scope(nodeid)
+            return RAY_FILES[0] if scope in RAY_FILES else scope
 
-        def _assign_work_unit(self, node) -> None:
-            # xdist hands out the unit at the queue's head (by default the file with most tests)
-            longest = max(self.workqueue, key=lambda unit: seconds.get(unit, NEW_FILE_SECONDS))
-            self.workqueue.move_to_end(longest, last=False)
-            super()._assign_work_unit(node)
-
-    return LongestFirstRayTogether(config, log)
-
-
-_SPENT: dict[str, float] = {}
-
-
-def pytest_runtest_logreport(report):
-    """Seconds per test file (on the xdist controller, from every worker's reports)."""
-    _SPENT[report.nodeid.split("::")[0]] = _SPENT.get(report.nodeid.split("::")[0], 0.0) \
-        + report.duration
-
-
-def pytest_sessionfinish(session):
-    if session.config.getoption("--record-file-seconds") and \
-            not hasattr(session.config, "workerinput"):  # the controller, or a plain run
-        try:  # files this run did not include keep their seconds
-            seconds = json.loads(FILE_SECONDS.read_text())
-        except (OSError, ValueError):
-            seconds = {}
-        seconds.update({name: round(spent, 1) for name, spent in _SPENT.items()})
-        FILE_SECONDS.write_text(json.dumps(dict(sorted(seconds.items())), indent=1) + "\n")
+    return RayFilesTogether(config, log)
 
 
 def ledger_of(out: Path) -> dict:

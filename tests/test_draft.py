@@ -70,6 +70,27 @@ def flip_case(values: list[float], eager: int, compiled: int) -> Case:
     return Case(graph=b.graph, inputs={str(x): torch.tensor(values)}, verdict=verdict)
 
 
+def test_what_a_plain_reproducer_printed_is_read_in_each_of_its_forms():
+    """A night's draft said "it did NOT show the divergence" over a snippet that printed
+    ``(0, 0, 0, 4) eager 1.03 compiled inf``: a program with a dtype view is judged against
+    eager alone, its snippet prints no float64 column, and the reader knew only the form with
+    one. Every form the snippet prints (``snippet._prints``), read both ways."""
+    case = flip_case([0.5], eager=1, compiled=0)
+    forms = [
+        ("(0,) eager 1 compiled 0 float64 1", "(0,) eager 1 compiled 1 float64 1"),
+        ("(0, 0, 0, 4) eager 1.0302734375 compiled inf", "(0, 0, 0, 4) eager 1.03 compiled 1.03"),
+        ("max |eager - float64| 0.1 max |compiled - float64| 0.5",
+         "max |eager - float64| 0.5 max |compiled - float64| 0.1"),
+        ("max |compiled - eager| 2.5", "max |compiled - eager| 0.0"),
+        ("max |compiled - eager| nan", "max |compiled - eager| 0.0"),
+        ("eager torch.Size([2]) torch.uint8 compiled torch.Size([2]) torch.bool",
+         "eager torch.Size([2]) torch.uint8 compiled torch.Size([2]) torch.uint8"),
+    ]
+    for shows, does_not in forms:
+        assert draft.shows_divergence(case, "W1128 a warning line\n" + shows), shows
+        assert not draft.shows_divergence(case, does_not), does_not
+
+
 def test_title_is_in_the_words_of_the_bug():
     case = flip_case([-1.1754944e-38, 0.5], eager=-1, compiled=0)
     assert draft.title_for(case) == ("[inductor][cpu] torch.sign(torch.expm1(x)).to(torch.int8) "

@@ -253,11 +253,14 @@ def shows_divergence(case: Case, output: str) -> bool:
     if v is not None and v.kind in RAISED:
         return v.kind == Kind.TIMEOUT or _error_type(v.message) in output
     for line in output.splitlines():
-        if m := re.search(r"eager (\S+) compiled (\S+) float64", line):
+        # an element, beside float64 or (a program that reinterprets bits) eager alone
+        if m := re.search(r"\) eager (\S+) compiled (\S+)(?: float64 \S+)?$", line):
             if m.group(1) != m.group(2):
                 return True
         elif m := re.search(r"float64\| (\S+) max \|compiled - float64\| (\S+)", line):
             return float(m.group(2)) > float(m.group(1))
+        elif m := re.search(r"^max \|compiled - eager\| (\S+)$", line):
+            return float(m.group(1)) != 0  # nan too: compiled non-finite where eager is not
         elif m := re.search(r"^eager (.+) compiled (.+)$", line):
             return m.group(1) != m.group(2)
     return False
