@@ -658,7 +658,7 @@ def test_the_real_aliasing_cause_is_known_upstream() -> None:
                              ("crash", None)):
         other = known.match({**fields, "family": family})
         assert (other and other.id) == expected, (family, other)
-    assert "198094" in " ".join(known.match({**fields, "family": "accuracy"}).urls)
+        assert other is None or "198094" in " ".join(other.urls)
     noop = signature_fields(Case.load(Path(__file__).parent / "data" /
                                       "aliasing_noop_mul_one.pt"), None)
     found = known.match(noop)  # x0 * 1 returned as x0 (#197893), on the torches it names
