@@ -382,3 +382,22 @@ def next_index(gm, example_inputs):
         return [o + 1 if o.dtype == torch.int64 else o for o in outs]
 
     return _map_outputs(gm, change)
+
+
+def _ieee_pow(base, exponent):
+    """``pow`` with no sqrt/rsqrt shortcut (a tensor exponent): IEEE 754's values at -0.0 and
+    -inf, which Inductor's ``std::pow`` gives and eager's shortcut does not."""
+    if isinstance(exponent, (int, float)):
+        exponent = torch.tensor(float(exponent), dtype=base.dtype, device=base.device)
+    return torch.pow(base, exponent)
+
+
+def ieee_pow(gm, example_inputs):
+    """``torch.pow`` as IEEE 754 defines it, as Inductor's generated code computes it."""
+    return _rewrite(gm, torch.pow, _ieee_pow)
+
+
+def ieee_pow_finite(gm, example_inputs):
+    """``ieee_pow``, but an infinite power comes out as 0.0: wrong by any reference."""
+    return _rewrite(gm, torch.pow,
+                    lambda b, e: torch.nan_to_num(_ieee_pow(b, e), posinf=0.0, neginf=0.0))

@@ -216,6 +216,14 @@ def test_large_inputs_become_a_seeded_expression_checked_by_running_it(worker, t
     assert printed_elements and all(e != c for e, c, _ in printed_elements), output
     shown = [tuple(e.index) for e in plain.case.verdict.diverging.details.elements[:4]]
     assert output.startswith(str(shown[0]))  # … and the elements that differ there
+    # The draft's title and table give what the reproducer printed, not the case's own values.
+    finding = Finding(signature="sig", kind="int-flip", device="cpu", dtype="float32",
+                      op_chain="", title="")
+    text = draft.render_draft(finding, case, None, plain, (0, output), ENV,
+                              tmp_path / "sig.md")
+    eager, compiled, fp64 = printed_elements[0]
+    assert f"| {shown[0]} | {eager} | {compiled} | {fp64} |" in text
+    assert text.startswith(f"# {draft.title_for(plain.case)}\n")
 
 
 def test_inputs_no_seeded_expression_reproduces_are_loaded_from_a_file(worker, tmp_path):

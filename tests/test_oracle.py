@@ -425,6 +425,13 @@ def test_nonfinite_rules_against_float64() -> None:
     nan_ref = torch.tensor([nan], dtype=torch.float64)
     assert judge([torch.tensor([0.0])], [torch.tensor([nan])], [nan_ref], [None], [0]).kind == \
         "benign"
+    # eager's own non-finite is the wrong one (-inf, nan) and compiled's is float64's: benign;
+    # the other way round it is not
+    ref2 = torch.tensor([inf, 0.5], dtype=torch.float64)
+    wrong_sign = torch.tensor([-inf, 0.5])
+    assert judge([wrong_sign], [torch.tensor([inf, 0.5])], [ref2], [None], [0]).kind == "benign"
+    assert judge([torch.tensor([inf, 0.5])], [wrong_sign], [ref2], [None], [0]).kind == \
+        "accuracy"
 
 
 def test_a_head_fed_by_a_float_step_is_measured_where_the_step_jumps() -> None:
@@ -476,3 +483,22 @@ def test_a_float_step_further_up_on_a_tie_makes_no_flip_strong() -> None:
     clear = heads_for(torch.tensor([1.2, 2.1, 3.3], dtype=torch.float64))
     tie = heads_for(torch.tensor([1.2, 2.1, 2.5 + 1e-9], dtype=torch.float64))
     assert bool(clear.strong.any()) and not bool(tie.strong.any())
+
+
+@pytest.mark.parametrize("backend, finding", [("tests.fakes:ieee_pow", False),
+                                              ("tests.fakes:ieee_pow_finite", True)])
+def test_the_float64_reference_takes_pow_as_ieee_defines_it(fake_runner, backend: str,
+                                                            finding: bool) -> None:
+    """Eager's ``pow`` by +-0.5 takes a sqrt/rsqrt shortcut (pytorch#127163): nan at -inf where
+    IEEE, and Inductor, give 0. A reference that took it too called the right compiled answer a
+    finding (RESULTS §26); an answer wrong by IEEE too is still one."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((8,))
+    b.graph.outputs = [b.op("pow_scalar", x, value=-0.5)]
+    values = torch.tensor([-math.inf, -0.0, 4.0, 0.25, -math.inf, 1.0, 9.0, 2.0])
+    result = fake_runner.run(Task(graph=b.graph, draws=[{str(x): values}],
+                                  recipe=Recipe(backend), keep_outputs=True))
+    assert result.verdict.is_finding == finding, result.verdict.summary()
+    ref = result.outputs["fp64"][0]
+    assert ref[0].item() == 0.0 and ref[1].item() == math.inf  # IEEE, not eager's nan, -inf
+    assert math.isnan(result.outputs["eager"][0][0].item())  # eager still takes the shortcut

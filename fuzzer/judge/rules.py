@@ -60,6 +60,7 @@ only: a repro must run with nothing but torch installed.
 """
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 STRONG_MARGIN = 4.0
 STRONG_ULPS = 1.0
@@ -71,15 +72,38 @@ def float64_run(fn, inputs):
     """The float64 reference: ``fn`` on its inputs with every float widened to float64 (copies,
     even of a float64 or an integer input: nothing ``fn`` does in place reaches the caller's
     tensors), run with float64 as the default dtype, so that values an integer tensor promotes
-    to (``n * 0.5``, ``torch.true_divide``, a ``linspace``) are float64 too, not float32."""
+    to (``n * 0.5``, ``torch.true_divide``, a ``linspace``) are float64 too, not float32; and
+    with ``pow`` as IEEE 754 defines it (``IeeePow``)."""
     wide = [t.to(torch.float64, copy=True) if t.is_floating_point() else fresh(t)
             for t in inputs]
     saved = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        return fn(*wide)
+        with IeeePow():
+            return fn(*wide)
     finally:
         torch.set_default_dtype(saved)
+
+
+class IeeePow(TorchFunctionMode):
+    """``pow`` of a tensor by a scalar exponent of +-0.5 as IEEE 754 defines it. Eager takes a
+    shortcut there (``sqrt``, ``rsqrt``) that gives other values at -0.0 and -inf
+    (``pow(-inf, -0.5)``: nan, not +0; ``pow(-0.0, -0.5)``: -inf, not +inf; pytorch#127163),
+    and Inductor does not: a reference sharing eager's shortcut called the compiled side wrong
+    where it was right (RESULTS §26). The tensor-exponent form has no shortcut."""
+
+    FUNCTIONS = (torch.pow, torch.Tensor.pow, torch.Tensor.__pow__, torch.Tensor.pow_,
+                 torch.Tensor.__ipow__)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        base, exponent = (list(args) + [kwargs.get("exponent")])[:2]
+        if func in self.FUNCTIONS and isinstance(base, torch.Tensor) and \
+                base.is_floating_point() and isinstance(exponent, float) and \
+                abs(exponent) == 0.5:
+            exponent = torch.tensor(exponent, dtype=base.dtype, device=base.device)
+            return func(base, exponent, **{k: v for k, v in kwargs.items() if k != "exponent"})
+        return func(*args, **kwargs)
 
 
 def fresh(t, device=None):
@@ -490,10 +514,14 @@ def nonfinite_hidden(eager, compiled, ref):
 
 def nonfinite_benign(eager, compiled, ref):
     """Compiled closer than eager: eager overflowed where float64 and compiled are finite, or
-    compiled is the very non-finite value float64 has."""
+    compiled is the very non-finite value float64 has and eager is not (a finite value, or
+    another non-finite one: eager's -inf where float64 and compiled give +inf)."""
     c_fin, r_fin = torch.isfinite(compiled), torch.isfinite(ref)
-    as_ref = (torch.isnan(compiled) & torch.isnan(ref)) | (~c_fin & (compiled == ref))
-    return (~torch.isfinite(eager) & r_fin & c_fin) | (torch.isfinite(eager) & ~c_fin & as_ref)
+
+    def as_ref(t):
+        return (torch.isnan(t) & torch.isnan(ref)) | (~torch.isfinite(t) & (t == ref))
+
+    return (~torch.isfinite(eager) & r_fin & c_fin) | (~c_fin & as_ref(compiled) & ~as_ref(eager))
 
 
 def fails_same(eager, compiled, ref, tol, ignore=None):

@@ -180,12 +180,14 @@ if __name__ == "__main__":
 
 
 def _literal(value: float | int | bool) -> str:
+    """``value`` as Python that needs only ``torch``: the plain snippet borrows
+    ``tensor_expression`` for a laid-out input and defines no ``nan`` of its own."""
     if isinstance(value, bool) or isinstance(value, int):
         return repr(value)
     if math.isnan(value):
-        return "nan"
+        return "torch.nan"
     if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
+        return "torch.inf" if value > 0 else "-torch.inf"
     return repr(value)
 
 
@@ -276,7 +278,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         imports += f"from {module} import {attr} as BACKEND\n\n"
         backend = "BACKEND"
     parts = [
-        header + imports + render.HEADER.rstrip() + "\n\ninf, nan = float('inf'), float('nan')",
+        header + imports + render.HEADER.rstrip(),
         render.render_function(case.graph),
         f"DEVICE = {case.device!r}\nKEY = {key.to_dict()!r}  # the divergence it reproduces\n"
         f"OUTPUT = {output}\nPLACE = {_place(case, verdict)!r}  # what OUTPUT indexes\n"

@@ -559,23 +559,34 @@ def _printed(case: Case, plain: Plain, result: tuple[int | None, str]) -> str:
 TORCH_LOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]")
 
 
+def shown_case(case: Case, plain: Plain) -> Case:
+    """The case whose numbers a draft shows: the plain reproducer's when it checked seeded
+    inputs (they are what it prints), else ``case`` itself."""
+    return plain.case if plain.case.verdict is not None else case
+
+
 def render_draft(finding: Finding, case: Case, attribution: Attribution | None, plain: Plain,
                  plain_result: tuple[int | None, str], env_text: str, path: Path,
                  sightings: list[tuple[str, str]] | None = None,
                  repro: Path | None = None, confirmed: list[confirm.Run] | None = None) -> str:
     """The whole draft as Markdown (``path`` is where it will live: the gh command and the
     links are relative to it). ``plain_result``: the snippet's exit status and output;
-    ``confirmed``: its repro run under the other torches named (``nightly --confirm-with``)."""
-    title = finding.title or title_for(case)
+    ``confirmed``: its repro run under the other torches named (``nightly --confirm-with``).
+    The title, sentence and table describe the inputs the plain reproducer builds (seeded ones
+    where the case's own were too large to write): a maintainer checks the numbers against what
+    it prints, and the values of the case's own inputs, in ``repro.py``, once disagreed with it
+    (RESULTS §26)."""
+    shown = shown_case(case, plain)
+    title = finding.title or title_for(shown)
     link = f"[`repro.py`]({os.path.relpath(repro, path.parent)})" if repro else "`repro.py`"
     parts = [
         f"# {title}",
         f"> **{DISCLAIMER}**",
         "### 🐛 Describe the bug",
-        sentence(case),
+        sentence(shown),
         f"```python\n{plain.source.rstrip()}\n```",
         _printed(plain.case, plain, plain_result),
-        describe(case),
+        describe(shown),
         "#### Ablation",
         ablation(attribution) + "\n" + bisector_line(attribution),
         "#### Reliability and where it was seen",

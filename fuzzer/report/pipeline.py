@@ -394,13 +394,15 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     case = Case.load(finding.case_path)
     attribution = Attribution.from_dict(finding.attribution)
     repro = write_repro(case, Path(finding.case_path).parent)
-    # The title of the case the draft shows (the cause's smallest member, kept at record time).
-    ctx.store.update(finding.signature, repro_path=str(repro), title=draft.title_for(case))
     try:
         plain = plain_repro(case, ctx.runners().get(case.device), ctx.directory,
                             finding.signature)
     except OutOfTime:  # no time to check a seeded form: the inputs file it is
         plain = plain_repro(case, None, ctx.directory, finding.signature)
+    # The title of what the draft shows: the cause's smallest member (kept at record time) on
+    # the inputs its plain reproducer builds.
+    ctx.store.update(finding.signature, repro_path=str(repro),
+                     title=draft.title_for(draft.shown_case(case, plain)))
     snippet = atomic_write(ctx.directory / f"{finding.signature}.plain.py", plain.source)
     result: tuple[int | None, str] = (None, "")
     if ctx.left() > 1 and case.verdict.kind != Kind.TIMEOUT:  # a hang would only hang here
