@@ -85,10 +85,12 @@ def test_what_a_plain_reproducer_printed_is_read_in_each_of_its_forms():
         ("max |compiled - eager| nan", "max |compiled - eager| 0.0"),
         ("eager torch.Size([2]) torch.uint8 compiled torch.Size([2]) torch.bool",
          "eager torch.Size([2]) torch.uint8 compiled torch.Size([2]) torch.uint8"),
+        ("eager:    [['x0'], []]\ncompiled: [[], []]",  # which inputs each output shares
+         "eager:    [['x0'], []]\ncompiled: [['x0'], []]"),
     ]
     for shows, does_not in forms:
-        assert draft.shows_divergence(case, "W1128 a warning line\n" + shows), shows
-        assert not draft.shows_divergence(case, does_not), does_not
+        assert snippet.shows_divergence(case, "W1128 a warning line\n" + shows), shows
+        assert not snippet.shows_divergence(case, does_not), does_not
 
 
 def test_title_is_in_the_words_of_the_bug():
@@ -198,7 +200,7 @@ def test_plain_snippet_of_a_small_case_prints_the_flip(worker, tmp_path):
     output = printed(tmp_path, plain)
     lines = element_lines(output)
     assert lines and all(int(c) == int(e) + 1 for e, c, _ in lines)  # the planted +1
-    assert draft.shows_divergence(case, output)
+    assert snippet.shows_divergence(case, output)
 
 
 def test_large_inputs_become_a_seeded_expression_checked_by_running_it(worker, tmp_path):
@@ -267,7 +269,7 @@ def test_a_training_case_prints_the_gradient_it_judged(worker, tmp_path):
     output = printed(tmp_path, plain)
     eager, compiled = map(float, re.findall(r"float64\| (\S+)", output))
     assert compiled > 10 * eager, output
-    assert draft.shows_divergence(case, output)
+    assert snippet.shows_divergence(case, output)
 
 
 def test_literals_read_back_exactly():

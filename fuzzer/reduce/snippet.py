@@ -9,13 +9,15 @@ Inductor options otherwise), and one print per differing element. Inputs are lit
 the input's magnitude, a ``linspace`` over its range, a constant), used only when that expression
 still shows the divergence, checked by running it (``plain_repro``); else the snippet loads an
 inputs file written beside it. Only torch is needed, and a ``module:function`` backend is imported
-by name as ``repro.py`` does.
+by name as ``repro.py`` does. What the snippet prints is read back here too
+(``shows_divergence``), beside the code that prints it, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -277,6 +279,34 @@ def _prints(verdict: Verdict | None, float64: bool = True) -> list[str]:
     third = ", 'float64', ref[i].item()" if float64 else ""
     return [*note, f"for i in {indices!r}:",
             f"    print(i, 'eager', eager[i].item(), 'compiled', compiled[i].item(){third})"]
+
+
+def shows_divergence(case: Case, output: str) -> bool:
+    """Does what a plain reproducer printed show the divergence (read in each form ``_prints``,
+    ``_aliasing_lines`` and ``_raised`` write, and only here): compiled differing from eager
+    on a printed element, a larger error vs float64, or the recorded error raised?"""
+    v = case.verdict
+    if v is not None and v.kind in RAISED:
+        return v.kind == Kind.TIMEOUT or _error_type(v.message) in output
+    shared = dict(re.findall(r"^(eager|compiled): +(.*)$", output, re.MULTILINE))
+    if len(shared) == 2:  # which inputs each output shares storage with (_aliasing_lines)
+        return shared["eager"] != shared["compiled"]
+    for line in output.splitlines():
+        # an element, beside float64 or (a program that reinterprets bits) eager alone
+        if m := re.search(r"\) eager (\S+) compiled (\S+)(?: float64 \S+)?$", line):
+            if m.group(1) != m.group(2):
+                return True
+        elif m := re.search(r"float64\| (\S+) max \|compiled - float64\| (\S+)", line):
+            return float(m.group(2)) > float(m.group(1))
+        elif m := re.search(r"^max \|compiled - eager\| (\S+)$", line):
+            return float(m.group(1)) != 0  # nan too: compiled non-finite where eager is not
+        elif m := re.search(r"^eager (.+) compiled (.+)$", line):
+            return m.group(1) != m.group(2)
+    return False
+
+
+def _error_type(message: str) -> str:
+    return message.split(":", 1)[0].strip()
 
 
 # ------------------------------------------------------------------ choosing the inputs

@@ -34,7 +34,7 @@ from fuzzer.judge import rules
 from fuzzer.judge.details import Agrees, Details, given
 from fuzzer.judge.kinds import FLIPS, RAISED, Kind
 from fuzzer.judge.oracle import TOLERANCE, Verdict
-from fuzzer.reduce.snippet import Plain
+from fuzzer.reduce.snippet import Plain, shows_divergence
 from fuzzer.report.store import Finding
 from fuzzer.triage import confirm, known
 from fuzzer.triage.attribute import Attribution, bisect_summary
@@ -244,30 +244,6 @@ def run_snippet(path: Path, timeout: float = 600) -> tuple[int | None, str]:
     own folder: its exit status and its output (stdout, then stderr's last lines). The one
     way numfuzz runs a script is ``triage.confirm.run_script`` (under this interpreter here)."""
     return confirm.run_script(path, timeout=timeout)
-
-
-def shows_divergence(case: Case, output: str) -> bool:
-    """Does what a plain reproducer printed show the divergence: compiled differing from eager
-    on a printed element, a larger error vs float64, or the recorded error raised?"""
-    v = case.verdict
-    if v is not None and v.kind in RAISED:
-        return v.kind == Kind.TIMEOUT or _error_type(v.message) in output
-    for line in output.splitlines():
-        # an element, beside float64 or (a program that reinterprets bits) eager alone
-        if m := re.search(r"\) eager (\S+) compiled (\S+)(?: float64 \S+)?$", line):
-            if m.group(1) != m.group(2):
-                return True
-        elif m := re.search(r"float64\| (\S+) max \|compiled - float64\| (\S+)", line):
-            return float(m.group(2)) > float(m.group(1))
-        elif m := re.search(r"^max \|compiled - eager\| (\S+)$", line):
-            return float(m.group(1)) != 0  # nan too: compiled non-finite where eager is not
-        elif m := re.search(r"^eager (.+) compiled (.+)$", line):
-            return m.group(1) != m.group(2)
-    return False
-
-
-def _error_type(message: str) -> str:
-    return message.split(":", 1)[0].strip()
 
 
 # ------------------------------------------------------------------ sections
