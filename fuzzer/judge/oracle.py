@@ -168,7 +168,7 @@ class Verdict:
                     f"elements differ{strong}, max |diff| {d.max_abs_diff}"
                     + sides + _distance(d) + _parity(self.kind, d))
         if self.kind in (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.BENIGN,
-                         Kind.EAGER_NONFINITE):
+                         Kind.EAGER_NONFINITE, Kind.SIGNED_ZERO):
             if d.count is None:
                 return None
             return f"{self.kind} in {self.place} ({out.dtype}): {d.count} elements"
