@@ -479,3 +479,17 @@ def test_a_float_step_reading_an_input_is_the_cause_core() -> None:
     assert float_core(case) == ["floordiv_scalar"]
     case.verdict = Verdict("int-flip", output=1, node=own)
     assert float_core(case) == []
+
+
+def test_clamps_zero_tie_is_known_only_where_a_zero_sign_shows() -> None:
+    """The two nights' forms of eager's clamp tie (#87131): ``clamp`` read by ``copysign`` or
+    ``atan2`` is a hit; a flip whose core has a clamp but nothing that reads a zero's sign is
+    not this cause and stays a finding."""
+    from fuzzer.triage import known
+
+    for core in (["clamp", "copysign"], ["clamp", "atan2"]):
+        fields = {"family": "flip", "device": "cpu", "core": core, "vanishes_with": []}
+        assert known.match(fields).id == "clamp-zero-tie-eager", core
+    fields = {"family": "flip", "device": "cpu", "core": ["clamp", "exp"], "vanishes_with": []}
+    found = known.match(fields)
+    assert found is None or found.id != "clamp-zero-tie-eager"
