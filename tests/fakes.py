@@ -401,3 +401,28 @@ def ieee_pow_finite(gm, example_inputs):
     """``ieee_pow``, but an infinite power comes out as 0.0: wrong by any reference."""
     return _rewrite(gm, torch.pow,
                     lambda b, e: torch.nan_to_num(_ieee_pow(b, e), posinf=0.0, neginf=0.0))
+
+
+class NoValidChoicesError(RuntimeError):
+    """Named as Inductor's ``select_algorithm.NoValidChoicesError``, which numfuzz matches by
+    name (torch versions move the class)."""
+
+
+def _no_gemm_choice(reason: str):
+    def backend(gm, example_inputs):
+        """Every compiled call raises as max-autotune does for a GEMM: wrapped, as Inductor
+        wraps a lowering's error, with ``reason`` as the choices' reason."""
+
+        def run(*args):
+            try:
+                raise NoValidChoicesError(f"No choices to select. Provided reason: {reason}")
+            except NoValidChoicesError as err:
+                raise RuntimeError("LoweringException: NoValidChoicesError") from err
+
+        return run
+
+    return backend
+
+
+gemm_choice_missing = _no_gemm_choice("No choices exist for backend.")
+gemm_choices_fail = _no_gemm_choice("All choices failed to compile for backend.")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle
 from fuzzer.user.capture import capture_file
 from fuzzer.user.verify import verify_capture
-from tests.conftest import minimized
+from tests.conftest import minimized, python
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO / "tests" / "models"
@@ -140,8 +138,7 @@ def test_a_nonconforming_file_is_one_line_and_exit_2(name: str, tmp_path: Path) 
     path.write_text(source)
     with pytest.raises(CaptureError, match=expected):
         capture_file(path)
-    proc = subprocess.run([sys.executable, "-m", "fuzzer", "replay", str(path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    proc = python("-m", "fuzzer", "replay", path, cwd=REPO, timeout=300)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("numfuzz: error:") and expected in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
@@ -210,9 +207,8 @@ def test_real_inductor_divergence_in_a_model_file_minimizes_end_to_end(tmp_path)
     Inductor CPU on 2.11, 2.13 and 2.15): captured, minimized, and its repro reproduces."""
     model = MODELS / "floordiv_codes_sum.py"
     out = tmp_path / "min"
-    proc = subprocess.run([sys.executable, "-m", "fuzzer", "minimize", str(model), "-o", str(out),
-                           "--corpus", str(tmp_path / "slips"), "--json"],
-                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    proc = python("-m", "fuzzer", "minimize", model, "-o", out, "--corpus", tmp_path / "slips",
+                  "--json", cwd=REPO, timeout=900)
     if proc.returncode == 2 and "does not diverge" in proc.stderr:
         pytest.skip(f"fixed in this torch: {proc.stderr.strip()[:200]}")
     assert proc.returncode == 1, proc.stderr[-2000:]  # 1: the minimized case reproduces k/k
@@ -221,8 +217,7 @@ def test_real_inductor_divergence_in_a_model_file_minimizes_end_to_end(tmp_path)
     assert report["verdict"]["kind"] == "int-flip"
     minimized = Case.load(out / "case.pt")
     assert len(minimized.graph) <= 4 and minimized.graph.op_names()[-1] == "Tensor.sum"
-    repro = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True,
-                           text=True, timeout=300)
+    repro = python(out / "repro.py", timeout=300)
     assert repro.returncode == 1, repro.stdout + repro.stderr
     imports = [ln for ln in (out / "repro.py").read_text().splitlines()
                if ln.startswith(("import", "from"))]
@@ -265,11 +260,9 @@ def test_first_draw_is_the_users_own_data() -> None:
 def test_seed_model_campaign_saves_mutant_findings(tmp_path: Path) -> None:
     """run --seed-model with a planted erf bug: findings are mutants of the user's graph."""
     out = tmp_path / "corpus"
-    proc = subprocess.run([sys.executable, "-m", "fuzzer", "run", "--seed-model",
-                           str(MODELS / "erf_saturation.py"), "--backend",
-                           "tests.fakes:erf_quarter", "--cases", "4", "--device", "cpu", "--out",
-                           str(out), "--json"], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+    proc = python("-m", "fuzzer", "run", "--seed-model", MODELS / "erf_saturation.py",
+                  "--backend", "tests.fakes:erf_quarter", "--cases", "4", "--device", "cpu",
+                  "--out", out, "--json", cwd=REPO)
     assert proc.returncode == 1, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
     assert summary["cases"] == 4 and summary["findings"].get("int-flip", 0) >= 1

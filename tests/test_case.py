@@ -22,7 +22,7 @@ from fuzzer.campaign.settings import make_case
 from fuzzer.cli import main
 from fuzzer.corpus.case import FORMAT, VERSION, Case, CaseError
 from fuzzer.judge.oracle import Head, Verdict, judge
-from tests.conftest import campaign_settings, ledger_of
+from tests.conftest import campaign_settings, ledger_of, python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -307,8 +307,7 @@ def test_replay_of_a_bad_file_exits_2_with_one_line(bad_files: dict[str, Path],
 
 def test_replay_of_a_hostile_file_via_the_real_command(tmp_path: Path) -> None:
     files, marker = hostile_files(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "fuzzer", "replay", str(files["torch-save"])],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = python("-m", "fuzzer", "replay", files["torch-save"], cwd=ROOT, timeout=300)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("numfuzz: error: "), proc.stderr

@@ -7,7 +7,6 @@ import os
 import random
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.ops import InvalidGraph
 from fuzzer.report.store import DB_NAME, Store
+from tests.conftest import python
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,8 +34,7 @@ def small_case(**fields: object) -> Case:
 
 def numfuzz(*args: str, cwd: Path, trusted: str = "") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), TRUST_ENV: trusted}
-    return subprocess.run([sys.executable, "-m", "fuzzer", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return python("-m", "fuzzer", *args, cwd=cwd, env=env, timeout=300)
 
 
 def test_a_config_naming_a_compiler_is_refused_and_never_runs(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import run_task
 from fuzzer.gen.grammar import Builder
 from fuzzer.report.store import Store
+from tests.conftest import python
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "tests" / "models"
@@ -41,10 +42,8 @@ FAKE = "tests.fakes:uint8_plus_one"
 FAKE_RUN = ["run", "--device", "cpu", "--dtype", "fp32", "--draws", "1"]
 
 
-def numfuzz(*args: str, timeout: float = 600, **popen: object) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "fuzzer", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout, **popen)
+def numfuzz(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return python("-m", "fuzzer", *args, cwd=ROOT, timeout=timeout)
 
 
 def error_line(stderr: str) -> str:

@@ -4,7 +4,6 @@ compiled backends, exit codes 0/1/2, plain log lines when stdout is not a TTY, -
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from click.testing import CliRunner
 from fuzzer.campaign.settings import make_case
 from fuzzer.cli import UserError, main, parse_duration
 from fuzzer.corpus.case import Case
-from tests.conftest import campaign_settings
+from tests.conftest import campaign_settings, python
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "numfuzz"
@@ -25,10 +24,8 @@ ANSI = "\x1b["
 
 
 def numfuzz(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "fuzzer"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout, whatever is installed
-    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    command = [str(SCRIPT)] if SCRIPT.exists() else ["-m", "fuzzer"]
+    return python(*command, *args, cwd=ROOT, timeout=timeout)  # this checkout's fuzzer
 
 
 FAKE_RUN = ["run", "--device", "cpu", "--cases", "4", "--seed", "9", "--dtype", "fp32",

@@ -145,6 +145,25 @@ def test_replay_and_minimize_of_a_case_that_only_skips_exit_2(skipping_case: Pat
     assert "could not judge it" in one_line(shrunk.stderr)
 
 
+@pytest.mark.parametrize("backend, config, kind", [
+    ("gemm_choice_missing", {"max_autotune_gemm_backends": "CPP"}, Kind.SKIP),
+    ("gemm_choice_missing", {}, Kind.CRASH),  # the campaign narrowed nothing: Inductor's refusal
+    ("gemm_choices_fail", {"max_autotune_gemm_backends": "CPP"}, Kind.CRASH),
+])
+def test_a_gemm_outside_the_campaigns_gemm_backends_is_skipped_not_a_crash(
+        fake_runner, backend: str, config: dict, kind: Kind) -> None:
+    """``max_autotune_gemm_backends=CPP`` makes the C++ GEMM template the only choice, and
+    Inductor refuses a GEMM it cannot take ("No choices exist"): the campaign's choice, so the
+    case is not judged. Choices that exist and fail to compile are still a crash."""
+    graph = tf.e8m0_graph()
+    inputs = {str(graph.input_ids()[0]): torch.tensor([0.3, 1.5, -2.0, 7.0])}
+    verdict = tf.judged_case(graph, inputs, f"tests.fakes:{backend}", fake_runner,
+                             config).verdict
+    assert verdict.kind == kind, verdict.summary()
+    if kind == Kind.SKIP:
+        assert "max_autotune_gemm_backends" in verdict.message
+
+
 def test_a_seed_model_campaign_that_judges_nothing_exits_2(tmp_path: Path) -> None:
     got = invoke("run", "--seed-model", str(MODELS / "closure_tied_shared.py"), "--device", "cpu",
                  "--cases", "2", "--draws", "1", "--backend", "tests.fakes:graph_break",

@@ -4,8 +4,6 @@ cases refused, repeated candidates served from the cache; repro.py reproduces in
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from fuzzer.reduce.minimize import NotReproducible, Oracle, minimize
 from fuzzer.reduce.repro import write_repro
 from fuzzer.reduce.shrinker import Shrinker
 from fuzzer.reduce.size import mantissa_bits, size_key
-from tests.conftest import minimized, run_repro
+from tests.conftest import minimized, python, run_repro
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -189,8 +187,7 @@ def test_large_inputs_go_to_an_adjacent_file(fake_runner, tmp_path):
 def test_minimize_cli_rejects_a_case_without_divergence(tmp_path):
     case = erf_saturation_case()
     case.save(tmp_path / "plain.pt")
-    done = subprocess.run([sys.executable, "-m", "fuzzer", "minimize", str(tmp_path / "plain.pt")],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    done = python("-m", "fuzzer", "minimize", tmp_path / "plain.pt", cwd=REPO, timeout=300)
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "no divergence" in done.stderr
 
@@ -203,9 +200,8 @@ def test_minimize_cli_exits_3_when_the_case_does_not_reproduce_k_of_k(tmp_path):
 
     case.verdict = Verdict("int-flip", 0, case.graph.outputs[0])
     case.save(tmp_path / "flaky.pt")
-    done = subprocess.run([sys.executable, "-m", "fuzzer", "--trust-backend", "tests.fakes:flaky",
-                           "minimize", str(tmp_path / "flaky.pt"), "-o", str(tmp_path / "out")],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    done = python("-m", "fuzzer", "--trust-backend", "tests.fakes:flaky", "minimize",
+                  tmp_path / "flaky.pt", "-o", tmp_path / "out", cwd=REPO, timeout=300)
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip().count("\n") == 0 and "flaky" in done.stderr
     assert not (tmp_path / "out").exists()

@@ -28,7 +28,7 @@ from fuzzer.report.store import Store
 from fuzzer.report.summary import _recheck_section
 from fuzzer.triage import known
 from tests import triage_fakes as tf
-from tests.conftest import night_settings
+from tests.conftest import night_settings, python
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = {
@@ -122,12 +122,10 @@ def test_export_writes_an_xfail_test_that_fails_once_the_bug_is_fixed(fake_runne
     result = CliRunner().invoke(main, ["export", "--pytest", str(out), "--reports", str(reports)])
     assert result.exit_code == 0, result.output
     module = out / f"numfuzz_{sig}" / f"test_numfuzz_{sig}.py"
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    buggy = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    command = ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)]
+    buggy = python(*command, timeout=300)
     assert buggy.returncode == 0 and "1 xfailed" in buggy.stdout, buggy.stdout[-1500:]
-    fixed = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                           env={**env, tf.FIXED_ENV: "1"})
+    fixed = python(*command, timeout=300, env={tf.FIXED_ENV: "1"})
     assert fixed.returncode == 1 and "XPASS(strict)" in fixed.stdout, fixed.stdout[-1500:]
     with Store.in_reports(reports) as store:  # closed upstream as expected: nothing to wait for
         store.set_upstream(sig, "wontfix", "https://github.com/pytorch/pytorch/issues/1")

@@ -6,7 +6,6 @@ and one only the backward shows (``tests.fakes.nan_when_dynamic``, ``scaled_grad
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,12 +23,11 @@ from fuzzer.execute.surface import Surface
 from fuzzer.gen.strategy import for_training
 from fuzzer.judge import rules
 from fuzzer.reduce.repro import write_repro
-from tests.conftest import campaign_settings, minimized, run_repro
+from tests.conftest import campaign_settings, minimized, python, run_repro
 
 
 def numfuzz(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fuzzer", *args], capture_output=True,
-                          text=True, timeout=600)
+    return python("-m", "fuzzer", *args)
 
 
 @pytest.mark.parametrize("data,words", [

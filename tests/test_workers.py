@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -130,9 +131,11 @@ def test_a_worker_that_cannot_start_leaves_no_log_or_cache_behind(monkeypatch):
 
     before = mine()
     monkeypatch.setattr(subprocess, "Popen", no_more_processes)
-    with pytest.raises(OSError, match="Resource temporarily unavailable"):
-        workers.Worker("cpu", warmup=False, private_cache=True)
-    assert mine() == before
+    monkeypatch.setattr(workers.zygote, "start", no_more_processes)  # nor a forked one
+    for env in (None, {"TORCHINDUCTOR_FREEZING": "1"}):  # forked, and started afresh
+        with pytest.raises(OSError, match="Resource temporarily unavailable"):
+            workers.Worker("cpu", warmup=False, private_cache=True, env=env)
+        assert mine() == before
 
 
 def test_an_answer_that_cannot_be_sent_is_a_harness_error_of_its_case() -> None:
@@ -149,3 +152,71 @@ def test_an_answer_that_cannot_be_sent_is_a_harness_error_of_its_case() -> None:
     result = RunResult(Verdict("ok"), outputs={"eager": [lambda: None]})
     sent = RunResult.from_dict(torch.load(io.BytesIO(answer(result)), weights_only=True))
     assert is_harness_error(sent.verdict) and "sending the result" in sent.verdict.message
+
+
+# ---------------------------------------------------------------- forked from the zygote
+
+
+FRESH = ("import sys\n"
+         "print('torch already imported:', 'torch' in sys.modules, sys.argv[1:])\n"
+         "import torch\n"
+         "raise SystemExit(int(torch.ones(3).sum()))\n")
+
+
+def test_a_forked_child_is_run_as_a_fresh_interpreter_runs_it(tmp_path: Path) -> None:
+    """``zygote.run`` gives what ``subprocess.run([python, …])`` gives: the exit status,
+    ``sys.argv``, the folder, the environment, a traceback and status 1 for a raise; a script
+    that sets an environment variable itself gets a real fresh interpreter (torch not yet
+    imported when it starts), and a timeout kills the child's whole session."""
+    import subprocess
+
+    from fuzzer.execute import zygote
+
+    script = tmp_path / "script.py"
+    script.write_text(FRESH)
+    done = zygote.run([script.name, "a"], cwd=tmp_path, timeout=120,
+                      env={**os.environ, "NUMFUZZ_SEEN": "x"})
+    assert done.returncode == 3 and "already imported: True ['a']" in done.stdout, done.stderr
+    module = zygote.run(["-c", "import os, sys; print(os.getcwd(), os.environ['NUMFUZZ_SEEN'], "
+                         "sys.argv[1:])", "b"], cwd=tmp_path, timeout=60,
+                        env={**os.environ, "NUMFUZZ_SEEN": "y"})
+    assert module.stdout.split() == [str(tmp_path), "y", "['b']"], module.stderr
+    raised = zygote.run(["-c", "raise ValueError('planted')"], timeout=60)
+    assert raised.returncode == 1 and "Traceback (most recent call last)" in raised.stderr
+    assert raised.stderr.strip().endswith("ValueError: planted")
+    setter = tmp_path / "setter.py"
+    setter.write_text("import os\nos.environ['TORCHINDUCTOR_FREEZING'] = '1'\n" + FRESH)
+    fresh = zygote.run([setter.name], cwd=tmp_path, timeout=120)
+    assert fresh.returncode == 3 and "already imported: False" in fresh.stdout, fresh.stderr
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text("import subprocess, sys, time\n"
+                       "print(subprocess.Popen([sys.executable, '-c', 'import time; "
+                       "time.sleep(60)']).pid, flush=True)\ntime.sleep(60)\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        zygote.run([sleeper.name], cwd=tmp_path, timeout=5)
+
+
+@pytest.mark.parametrize("variable, value, forked", [
+    ("NUMFUZZ_ANYTHING", "1", True),  # read by numfuzz when it needs it
+    ("PYTHONPATH", "/elsewhere", True),  # put on sys.path by the child
+    ("TORCHINDUCTOR_CACHE_DIR", "/tmp/x", True),  # read by Inductor at its first compile
+    ("TORCHINDUCTOR_FREEZING", "1", False),  # read when Inductor's config is imported
+    ("ATEN_CPU_CAPABILITY", "default", False),  # read when torch loads its kernels
+    ("OMP_NUM_THREADS", "7", False),
+])
+def test_only_what_no_import_reads_may_differ_in_a_forked_worker(variable: str, value: str,
+                                                                 forked: bool) -> None:
+    from fuzzer.execute import zygote
+    from fuzzer.execute.workers import Forked, Worker
+
+    env = {**os.environ, variable: value}
+    assert zygote.forkable(env) == forked
+    worker = Worker("cpu", warmup=False, env={variable: value})
+    try:
+        worker.wait_ready(120)
+        assert isinstance(worker.proc, Forked) == forked
+        reply = worker.run(b"", 60)  # an empty task: a harness error, answered
+        assert reply
+    finally:
+        worker.close()
+    assert worker.proc.poll() is not None

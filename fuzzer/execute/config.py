@@ -31,6 +31,10 @@ ALLOWED: dict[str, tuple[tuple[type, ...], tuple | None]] = {
     "cpp.simdlen": ((int, type(None)), None),
     "cpp.enable_floating_point_contract_flag": ((str,), ("off", "on", "fast")),
     "numerics": ((str,), ("default", "strict_pointwise", "strict_reduction", "strict")),
+    # Which GEMM implementations max-autotune may choose: "CPP" alone makes the C++ GEMM
+    # template (and its fused epilogues) the only choice on the CPU, with no benchmarking.
+    "max_autotune_gemm_backends": ((str,), ("ATEN", "CPP", "TRITON", "ATEN,CPP", "CPP,ATEN",
+                                            "ATEN,TRITON", "TRITON,CPP", "ATEN,TRITON,CPP")),
     "max_fusion_size": ((int,), None),
     "unroll_reductions_threshold": ((int,), None),
     "triton.multi_kernel": ((int,), (0, 1, 2, 3)),

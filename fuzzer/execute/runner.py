@@ -298,6 +298,9 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
                 {"eager": eager_all}
         if graph_break(err):  # fullgraph=True asked for one graph; Dynamo declines a feature
             return Verdict(Kind.SKIP, message=f"graph break: {line}", sdpa=sdpa), {}
+        if no_gemm_choice(err, recipe.config):
+            return Verdict(Kind.SKIP, message="no GEMM implementation among the campaign's "
+                           f"max_autotune_gemm_backends takes this one: {line}", sdpa=sdpa), {}
         return Verdict(Kind.CRASH, message=line, frames=rules.torch_frames(err), sdpa=sdpa), \
             {"eager": eager_all}
     try:
@@ -421,6 +424,24 @@ def graph_break(err: BaseException | None) -> bool:
         if isinstance(err, unsupported):
             return True
         err = err.__cause__
+    return False
+
+
+def no_gemm_choice(err: BaseException | None, options: dict) -> bool:
+    """Did max-autotune find no implementation for a GEMM among the ``max_autotune_gemm_backends``
+    the campaign narrowed it to (``"CPP"`` alone: the C++ template, which takes only some
+    shapes and dtypes)? Inductor then refuses with ``NoValidChoicesError`` ("No choices exist")
+    by design, asking for ``ATEN`` among them: the campaign's choice, not a compiler crash.
+    Choices that exist and fail to compile or to run raise the same class with another reason:
+    those stay crashes. Matched by the class name along the causes (torch versions move it)."""
+    if "max_autotune_gemm_backends" not in options:
+        return False
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if type(err).__name__ == "NoValidChoicesError":
+            return "No choices exist" in str(err)
+        err = err.__cause__ or err.__context__
     return False
 
 

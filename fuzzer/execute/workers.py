@@ -6,8 +6,11 @@ that raised it, then exits, and its runner starts a fresh one for the next case.
 Each worker is ``python -m fuzzer.execute.workers`` talking length-prefixed ``torch.save`` frames
 over its stdin/stdout; everything it prints goes to a log file instead. A worker pays the
 first-compile cost once (imports, precompiled headers) and then serves many tasks. Environment
-variables and knobs read at import time are set before torch is imported, which is why this is a
-fresh interpreter and not a multiprocessing fork. This module imports torch only inside the child.
+variables and knobs read at import time must be set before torch is imported, so a worker is a
+fresh process: on the CPU, forked from the zygote (``zygote``: torch, Dynamo and Inductor already
+imported, nothing run) wherever its environment differs from the zygote's only in what no import
+reads (``Forked``), else a fresh ``python -m fuzzer.execute.workers``. This module imports torch
+only inside the child.
 
 Long runs (``Recycle``): Dynamo and Inductor keep state per process and Inductor writes every
 kernel it compiles to its cache folder, so a campaign's workers are replaced after ``cases``
@@ -34,10 +37,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fuzzer import clock
 from fuzzer.errors import HarnessError
+from fuzzer.execute import zygote
 from fuzzer.judge.kinds import Kind
 
 if TYPE_CHECKING:  # torch is imported in the child, and by the driver only when a reply comes
@@ -81,6 +85,45 @@ def _python_path() -> str:
     return os.pathsep.join(dict.fromkeys(paths))
 
 
+class Forked:
+    """A CPU worker forked from the zygote (``zygote``: torch, Dynamo and Inductor already
+    imported) instead of started as ``python -m fuzzer.execute.workers``, seen as ``Worker``
+    sees a subprocess: ``pid`` (its session), ``stdin``/``stdout`` (the protocol's pipes),
+    ``poll``, ``wait`` and ``returncode`` (negative: the signal that killed it)."""
+
+    def __init__(self, device: str, threads: int, warmup: bool, env: dict[str, str],
+                 log: Path) -> None:
+        from multiprocessing.connection import Connection
+
+        task_r, task_w = os.pipe()  # the parent writes tasks, the child reads them
+        reply_r, reply_w = os.pipe()  # and the other way for its answers
+        ends = (Connection(task_r, writable=False), Connection(reply_w, readable=False))
+        try:
+            self.child = zygote.start(_serve_forked, (*ends, device, threads, warmup),
+                                      env=env, stderr=str(log))
+        except BaseException:
+            os.close(task_w)
+            os.close(reply_r)
+            raise
+        finally:
+            for end in ends:  # the child has its own copies now
+                end.close()
+        self.pid = self.child.pid
+        self.stdin = os.fdopen(task_w, "wb")
+        self.stdout = os.fdopen(reply_r, "rb")
+
+    def poll(self) -> int | None:
+        return self.child.exitcode
+
+    @property
+    def returncode(self) -> int | None:
+        return self.child.exitcode
+
+    def wait(self) -> int | None:
+        self.child.join()
+        return self.child.exitcode
+
+
 class Worker:
     """One child interpreter. ``run`` sends a task and waits at most ``timeout`` seconds."""
 
@@ -102,9 +145,13 @@ class Worker:
         args = [sys.executable, "-m", "fuzzer.execute.workers", device, str(threads),
                 str(int(warmup))]
         try:
-            with open(self.log, "wb") as log:
-                self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=log, env=child_env, start_new_session=True)
+            if device == "cpu" and zygote.forkable(child_env):  # torch already imported
+                self.proc = Forked(device, threads, warmup, child_env, self.log)
+            else:
+                with open(self.log, "wb") as log:
+                    self.proc = subprocess.Popen(args, stdin=subprocess.PIPE,
+                                                 stdout=subprocess.PIPE, stderr=log,
+                                                 env=child_env, start_new_session=True)
         except BaseException:  # no child (out of processes or descriptors): leave nothing behind
             self.log.unlink(missing_ok=True)
             if self.cache is not None:
@@ -399,6 +446,16 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
         send_frame(out, answer(result))
         if result.context_lost:  # every later CUDA call would fail the same way
             return
+
+
+def _serve_forked(tasks: Any, replies: Any, device: str, threads: int, warmup: bool) -> None:
+    """A forked worker (``Forked``): the protocol's pipes become its stdin and stdout, as a
+    started one has them, then it serves as any worker does."""
+    os.dup2(tasks.fileno(), 0)
+    os.dup2(replies.fileno(), 1)
+    tasks.close()
+    replies.close()
+    _serve(device, threads, warmup)
 
 
 def answer(result: RunResult) -> bytes:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import torch
 from fuzzer import clock
 from fuzzer.corpus.case import Case
 from fuzzer.errors import InputError
+from fuzzer.execute import zygote
 from fuzzer.execute.workers import _python_path as python_path
 
 REPRODUCES, ABSENT, CANNOT_RUN = "reproduces", "does not reproduce", "cannot run"
@@ -123,35 +123,26 @@ def _foreign_env() -> dict[str, str]:
 
 def run_script(script: Path, python: str | None = None, timeout: float = CONFIRM_TIMEOUT
                ) -> tuple[int | None, str]:
-    """Run ``script`` as a person would, in a fresh interpreter (this one by default) in the
-    script's folder: its exit status (None when the timeout cut it; its process group is
-    killed) and its output (stdout, then stderr's last lines that are not warnings)."""
+    """Run ``script`` as a person would, in a fresh interpreter (this one by default, forked
+    from ``zygote`` where nothing it reads at import differs) in the script's folder: its exit
+    status (None when the timeout cut it; its session is killed) and its output (stdout, then
+    stderr's last lines that are not warnings)."""
     mine = python is None or python == sys.executable
     env = {**os.environ, "PYTHONPATH": python_path()} if mine else _foreign_env()
     timeout = max(1.0, timeout)
-    proc = subprocess.Popen([sys.executable if mine else python, script.name], cwd=script.parent,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)  # its compile workers die with it
     try:  # a budget's subprocess: its cost is told to the budget clock (``fuzzer.clock``)
-        out, err = proc.communicate(timeout=clock.wait_limit(timeout))
+        proc = zygote.run([script.name], timeout=clock.wait_limit(timeout), cwd=script.parent,
+                          env=env, python=None if mine else python)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
         clock.spent(clock.SUBPROCESS, timeout, cut=True)
         return None, f"(no answer within {timeout:.0f}s)"
     if not clock.spent(clock.SUBPROCESS, timeout):  # a simulated clock: past its time
         return None, f"(no answer within {timeout:.0f}s)"
+    out, err = proc.stdout, proc.stderr
     shown = [ln for ln in err.strip().splitlines() if "Warning" not in ln][-3:]
     if proc.returncode == 1 and TRACEBACK in err:  # Python's own exit status for a raise
         return None, "\n".join([out.strip(), "raised:", *shown]).strip()
     return proc.returncode, "\n".join([out.strip(), *shown]).strip()
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.communicate()
 
 
 def run_under(script: Path, python: Interpreter, timeout: float = CONFIRM_TIMEOUT) -> Run:

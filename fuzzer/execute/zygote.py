@@ -1,0 +1,225 @@
+"""Fresh Python processes without paying torch's imports each time: children forked from a
+server that has imported torch, Dynamo and Inductor and done nothing else (the "zygote").
+
+Every repro.py, plain snippet, known repro and worker numfuzz starts is a fresh interpreter, and
+on a 2-core machine importing torch, Dynamo and Inductor takes 6 to 9 s of each one's life
+(bench/RESULTS.md §28). A child of this server starts with those modules already imported, in
+the state a fresh interpreter would have them in: no op has run, no thread pool has started, no
+compile has happened, no config was changed. It runs the same code (a script as ``__main__``,
+``-m module``, ``-c code``, or a function), in its own session so that a timeout kills what it
+started, with its own environment, folder and ``sys.argv``.
+
+What it cannot give is an environment variable read when torch is imported
+(``TORCHINDUCTOR_*`` knobs, ``ATEN_CPU_CAPABILITY``, ``OMP_NUM_THREADS``…): the server read its
+own. So a child is forked only where every such variable (``IMPORT_TIME``) is the server's, and
+a script that sets one itself is never forked (``sets_environment``); everything else, and
+another interpreter, runs as a plain subprocess, exactly as before. The server is Python's own
+``multiprocessing`` forkserver, started on first use and gone with the process that started it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import multiprocessing
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
+# Variables a library may read while it is imported: a child whose value differs is not forked.
+IMPORT_TIME = ("TORCH", "PYTORCH", "ATEN_", "TRITON", "CUDA", "NVIDIA", "OMP_", "KMP_", "GOMP_",
+               "MKL", "LD_", "PYTHON")
+# ... except these, which a child applies before anything reads them: the module search path
+# (put on ``sys.path``), output buffering, and Inductor's and Triton's cache folders (read when
+# a compile first needs them, ``cache_dir()``).
+APPLIED_IN_CHILD = ("PYTHONPATH", "PYTHONUNBUFFERED", "TORCHINDUCTOR_CACHE_DIR",
+                    "TRITON_CACHE_DIR")
+OFF = "NUMFUZZ_NO_ZYGOTE"  # set (to anything) for plain subprocesses everywhere
+_SETS_ENV = re.compile(r"environ\s*\[[^\]]+\]\s*=|environ\.(update|setdefault|pop)\(|putenv\(")
+
+_context: Any = None
+_server_env: dict[str, str] | None = None  # the environment the server started with
+
+
+def _server() -> Any:
+    global _context, _server_env
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(list(PRELOAD))
+        _server_env = dict(os.environ)  # it starts now, at the first child, with this one
+    return _context
+
+
+def forkable(env: dict[str, str] | None, python: str | None = None) -> bool:
+    """May a child with environment ``env`` (None: this process's) be forked from the server?
+    Only for this interpreter, and only where every import-time variable is the server's."""
+    if OFF in os.environ or not hasattr(os, "fork") or python not in (None, sys.executable):
+        return False
+    server = os.environ if _server_env is None else _server_env
+    env = os.environ if env is None else env
+    keys = {k for k in {*env, *server} if k.startswith(IMPORT_TIME)} - set(APPLIED_IN_CHILD)
+    return all(env.get(k) == server.get(k) for k in keys)
+
+
+def sets_environment(script: str) -> bool:
+    """Does the script's text write an environment variable (perhaps before it imports torch,
+    where a forked child would already have read it)?"""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            return bool(_SETS_ENV.search(f.read()))
+    except OSError:
+        return True  # unreadable here: let a real interpreter say so
+
+
+def run(argv: Sequence[str], timeout: float | None = None, cwd: str | os.PathLike | None = None,
+        env: dict[str, str] | None = None, python: str | None = None
+        ) -> subprocess.CompletedProcess:
+    """``subprocess.run([python, *argv], capture_output=True, text=True, ...)`` in its own
+    session, forked from the server where it may be (``forkable``) and otherwise a plain
+    subprocess. ``argv``: ``[script, args…]``, ``["-m", module, args…]`` or ``["-c", code,
+    args…]``. On a timeout its whole session is killed and ``TimeoutExpired`` raised."""
+    argv = [str(a) for a in argv]
+    script = argv[0] if argv and not argv[0].startswith("-") else None
+    if not forkable(env, python) or (script and sets_environment(
+            os.path.join(os.fspath(cwd or "."), script))):
+        return _plain([python or sys.executable, *argv], timeout, cwd, env)
+    with tempfile.TemporaryDirectory(prefix="numfuzz-zygote-") as folder:
+        out, err = os.path.join(folder, "out"), os.path.join(folder, "err")
+        child = start(_as_main, (argv,), cwd=cwd, env=env, stdout=out, stderr=err)
+        child.join(timeout)
+        if child.exitcode is None:
+            kill(child)
+            raise subprocess.TimeoutExpired([python or sys.executable, *argv], timeout or 0)
+        with open(out, errors="replace") as o, open(err, errors="replace") as e:
+            return subprocess.CompletedProcess([sys.executable, *argv], child.exitcode,
+                                               o.read(), e.read())
+
+
+def start(target: Callable[..., Any], args: tuple = (), cwd: str | os.PathLike | None = None,
+          env: dict[str, str] | None = None, stdout: str | None = None,
+          stderr: str | None = None) -> Any:
+    """A forked child (a started ``multiprocessing`` process) running ``target(*args)`` in its
+    own session, in ``cwd`` with ``env``, its output to the files ``stdout`` and ``stderr``;
+    it exits with ``target``'s exit status (``SystemExit``), 1 with the traceback on stderr
+    where it raised, as an interpreter would."""
+    env = dict(os.environ if env is None else env)  # the server's may be older than ours
+    child = _server().Process(target=_child, args=(target, args, os.fspath(cwd or os.getcwd()),
+                                                   env, stdout, stderr), daemon=False)
+    with _main_hidden():
+        child.start()
+    _running[:] = [c for c in _running if c.exitcode is None]
+    _running.append(child)
+    return child
+
+
+_running: list[Any] = []
+
+
+@atexit.register
+def _kill_the_living() -> None:
+    """At exit, ``multiprocessing`` waits for every child it started: a worker still waiting
+    for its next task would wait for a parent that waits for it. Kill them first (this runs
+    before ``multiprocessing``'s own exit handler, registered earlier)."""
+    for child in _running:
+        if child.exitcode is None:
+            kill(child)
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Any:
+    """``multiprocessing`` would have each child import this process's main script or module
+    again (where a pickled function might live); nothing sent to a child lives there, and a
+    user's script run a second time, inside a child, is never what they asked for."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__spec__", "__file__") if main and k in main.__dict__}
+    if main is not None:
+        main.__spec__ = None
+        main.__dict__.pop("__file__", None)
+    try:
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+
+
+def kill(child: Any) -> None:
+    """Kill a child and everything it started (its session), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        child.kill()
+    child.join()
+
+
+def _plain(args: list[str], timeout: float | None, cwd: Any, env: dict[str, str] | None
+           ) -> subprocess.CompletedProcess:
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+# ---------------------------------------------------------------- the child side
+
+
+def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str],
+           stdout: str | None, stderr: str | None) -> None:
+    os.setsid()  # a session of its own: a timeout kills what it started too
+    for fd, path in ((1, stdout), (2, stderr)):
+        if path is not None:
+            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(opened, fd)
+            os.close(opened)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[1:1] = [p for p in extra if p not in sys.path]
+    code = 0
+    try:
+        target(*args)
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if not isinstance(done.code, int) and done.code is not None:
+            print(done.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    with contextlib.suppress(BaseException):
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _as_main(argv: list[str]) -> None:
+    """Run ``argv`` as ``python argv…`` would: a script, ``-m module`` or ``-c code``."""
+    import runpy
+
+    if argv[0] == "-m":
+        sys.argv = [argv[1], *argv[2:]]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    elif argv[0] == "-c":
+        sys.argv = ["-c", *argv[2:]]
+        sys.path[0] = ""
+        exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
+    else:
+        sys.argv = list(argv)
+        sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+        runpy.run_path(argv[0], run_name="__main__")
