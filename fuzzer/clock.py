@@ -27,6 +27,8 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 RUN = "run"  # one task on a worker (``Runner.run``)
 SUBPROCESS = "subprocess"  # a fresh interpreter: the plain reproducer, collect_env, the bisector
@@ -121,11 +123,13 @@ def spent(event: str, limit: float | None = None, cut: bool = False) -> bool:
     return _clock.spent(event, limit, cut)
 
 
-def run_subprocess(args: list[str], timeout: float, **options) -> subprocess.CompletedProcess:
-    """``subprocess.run(args, timeout=..., **options)`` within ``timeout`` budget seconds, its
-    cost told to the clock; raises ``subprocess.TimeoutExpired`` when cut, as ``run`` does."""
+def run_subprocess(args: list[str], timeout: float, run: Callable[..., Any] = subprocess.run,
+                   **options) -> subprocess.CompletedProcess:
+    """``run(args, timeout=..., **options)`` (``subprocess.run``, or another with its contract,
+    such as ``execute.zygote.run``) within ``timeout`` budget seconds, its cost told to the
+    clock; raises ``subprocess.TimeoutExpired`` when cut, as ``run`` does."""
     try:
-        proc = subprocess.run(args, timeout=wait_limit(timeout), **options)
+        proc = run(args, timeout=wait_limit(timeout), **options)
     except subprocess.TimeoutExpired:
         spent(SUBPROCESS, timeout, cut=True)
         raise

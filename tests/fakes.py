@@ -215,12 +215,19 @@ def _targets(args) -> bool:
     return any(a.numel() % 3 == 0 for a in args)
 
 
+def _driver() -> int:
+    """The process this worker serves: its parent, unless the zygote forked it."""
+    from fuzzer.execute.workers import DRIVER_ENV
+
+    return int(os.environ.get(DRIVER_ENV, os.getppid()))
+
+
 def _signal_parent(gm, sig: int):
     """``gm``, except that on the targeted cases it sends ``sig`` to the worker's parent."""
 
     def run(*args):
         if _targets(args):
-            os.kill(os.getppid(), sig)
+            os.kill(_driver(), sig)
             time.sleep(60)
         return gm(*args)
 

@@ -19,7 +19,7 @@ from fuzzer.execute.runner import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.oracle import Verdict
-from tests.fakes import uint8_plus_one
+from tests.fakes import _driver, uint8_plus_one
 
 FIXED_ENV = "NUMFUZZ_TEST_BUG_FIXED"
 _calls = {"n": 0}
@@ -152,7 +152,7 @@ def plant_or_hang(gm, example_inputs):
     planted = uint8_plus_one(gm, example_inputs)
 
     def run(*args):
-        if not config.pattern_matcher and hang_file(os.getppid()).exists():
+        if not config.pattern_matcher and hang_file(_driver()).exists():
             time.sleep(3600)
         return planted(*args)
 

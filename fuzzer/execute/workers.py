@@ -52,6 +52,10 @@ READY = b"ready"
 UNUSABLE = b"unusable:"  # the child's first frame when it cannot work at all (no GPU)
 TEMP_PREFIX = "numfuzz-worker-"  # then the driver's pid: numfuzz-worker-<pid>-…
 CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+# The pid of the process a worker serves: its parent when started afresh, not when forked from
+# the zygote (whose child it is). numfuzz itself does not read it; code run inside a worker
+# that must act on its driver does (the suite's test doubles that kill or stop it).
+DRIVER_ENV = "NUMFUZZ_DRIVER_PID"
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,8 @@ class Worker:
         fd, log = tempfile.mkstemp(prefix=prefix, suffix=".log")
         os.close(fd)  # the child opens it by name; one descriptor per worker start adds up
         self.log = Path(log)
-        child_env = {**os.environ, "PYTHONPATH": _python_path(), **(env or {})}
+        child_env = {**os.environ, "PYTHONPATH": _python_path(), **(env or {}),
+                     DRIVER_ENV: str(os.getpid())}
         self.cache: Path | None = None
         if private_cache and not any(name in (env or {}) for name in CACHE_ENV):
             self.cache = Path(tempfile.mkdtemp(prefix=prefix, suffix=".cache"))

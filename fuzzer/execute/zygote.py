@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import multiprocessing
+import multiprocessing.util  # registers its exit handler before ours: ours runs first
 import os
 import re
 import signal

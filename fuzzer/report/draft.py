@@ -20,7 +20,6 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import networkx as nx
@@ -28,6 +27,7 @@ import networkx as nx
 from fuzzer import clock
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
+from fuzzer.execute import zygote
 from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import rules
@@ -195,9 +195,8 @@ def collect_env(timeout: float = ENV_TIMEOUT) -> str:
     answer cut short is not kept)."""
     if _ENV:
         return _ENV[0]
-    try:
-        proc = clock.run_subprocess([sys.executable, "-m", "torch.utils.collect_env"], timeout,
-                                    capture_output=True, text=True)
+    try:  # forked from the zygote: torch is imported already there (the clock told as ever)
+        proc = clock.run_subprocess(["-m", "torch.utils.collect_env"], timeout, run=zygote.run)
     except subprocess.TimeoutExpired:
         return f"{ENV_UNFINISHED} within {timeout:.0f} s"
     text = proc.stdout.strip() or f"collect_env failed: {proc.stderr.strip()[-300:]}"
