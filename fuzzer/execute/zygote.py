@@ -188,8 +188,12 @@ def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
+    # As a fresh interpreter builds it: a first entry of its own (``_as_main`` sets the script's
+    # folder there), then PYTHONPATH, then the rest. The first entry is a new slot, so that the
+    # entry the parent had first (its script's folder, a test run's root) is not overwritten.
+    # The rest is the parent's path, as numfuzz's children always had it (``_python_path``).
     extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    sys.path[1:1] = [p for p in extra if p not in sys.path]
+    sys.path[:] = ["", *extra, *(p for p in sys.path if p not in extra)]
     code = 0
     try:
         target(*args)

@@ -131,12 +131,9 @@ def run_script(script: Path, python: str | None = None, timeout: float = CONFIRM
     env = {**os.environ, "PYTHONPATH": python_path()} if mine else _foreign_env()
     timeout = max(1.0, timeout)
     try:  # a budget's subprocess: its cost is told to the budget clock (``fuzzer.clock``)
-        proc = zygote.run([script.name], timeout=clock.wait_limit(timeout), cwd=script.parent,
-                          env=env, python=None if mine else python)
-    except subprocess.TimeoutExpired:
-        clock.spent(clock.SUBPROCESS, timeout, cut=True)
-        return None, f"(no answer within {timeout:.0f}s)"
-    if not clock.spent(clock.SUBPROCESS, timeout):  # a simulated clock: past its time
+        proc = clock.run_subprocess([script.name], timeout, run=zygote.run, cwd=script.parent,
+                                    env=env, python=None if mine else python)
+    except subprocess.TimeoutExpired:  # cut, or past its time on a simulated clock
         return None, f"(no answer within {timeout:.0f}s)"
     out, err = proc.stdout, proc.stderr
     shown = [ln for ln in err.strip().splitlines() if "Warning" not in ln][-3:]
