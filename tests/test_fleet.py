@@ -93,10 +93,10 @@ def test_a_case_that_kills_its_actor_twice_is_a_worker_kill_finding(tmp_path: Pa
 
 def test_a_hung_actor_is_killed_and_its_cases_run_elsewhere(tmp_path: Path,
                                                              monkeypatch) -> None:
-    # hung: silent 18 s, where a case takes 1 (and up to ~10 on a loaded 2-core machine, where
-    # 9 s called healthy actors hung)
-    # two cases, one of them hung (twice: 36 s of the suite's 15 minutes, not 72 as with two)
-    monkeypatch.setattr(fleet, "DEADLINE_SLACK", 3.0)
+    # hung: silent for the 15 s case timeout (a case takes 1 s, up to ~10 on a loaded 2-core
+    # machine), then 5 s without answering a ping: a slow actor answers it, a stopped one cannot
+    monkeypatch.setattr(fleet, "DEADLINE_SLACK", 0.0)
+    monkeypatch.setattr(fleet, "PING_WAIT", 5.0)
     s = settings(tmp_path, "tests.fakes:stop_parent", 2)
     s.timeout = 15
     targeted = _targeted(s, 2)
@@ -104,6 +104,46 @@ def test_a_hung_actor_is_killed_and_its_cases_run_elsewhere(tmp_path: Path,
     summary, report = fleet.run_fleet(s)
     assert summary.cases == 2 and report.hung == 2 * len(targeted)
     assert sorted(report.worker_kills) == sorted(targeted)
+
+
+class _Pinged:
+    """A Ray stand-in for ``Fleet.kill_hung``: whether a ping gets its answer, what was killed."""
+
+    def __init__(self, answers: bool) -> None:
+        self.answers, self.killed = answers, []
+
+    def wait(self, refs: list, timeout: float) -> tuple[list, list]:
+        return (refs, []) if self.answers else ([], refs)
+
+    def kill(self, actor, no_restart: bool) -> None:
+        self.killed.append(actor)
+
+
+class _Actor:
+    class ping:  # noqa: N801 -- shaped like a Ray actor method: actor.ping.remote()
+        @staticmethod
+        def remote() -> object:
+            return object()
+
+
+@pytest.mark.parametrize("answers", [True, False])
+def test_an_actor_past_its_deadline_is_killed_only_when_it_does_not_answer_a_ping(
+        monkeypatch, answers: bool) -> None:
+    now = [0.0]
+    monkeypatch.setattr(fleet, "time", type("Time", (), {"monotonic": lambda: now[0]}))
+    ray_ = _Pinged(answers)
+    driver = object.__new__(fleet.Fleet)
+    driver.ray, driver.report = ray_, fleet.FleetReport()
+    driver.settings = campaign_settings(out=Path("unused"), timeout=10)
+    slot = fleet.Slot(_Actor(), pending={"ref": 0}, since=0.0)
+    driver.slots = [slot]
+    deadline = 10 + fleet.DEADLINE_SLACK
+    for now[0] in (deadline, deadline + 1, deadline + 2, deadline + 3 + fleet.PING_WAIT):
+        driver.kill_hung()
+    assert ray_.killed == ([] if answers else [slot.actor])
+    assert driver.report.hung == (0 if answers else 1)
+    # an actor that answered is only slow: its deadline started again when the answer came
+    assert slot.since == (deadline + 2 if answers else deadline + 3 + fleet.PING_WAIT)
 
 
 def test_resume_continues_from_the_ledger(tmp_path: Path) -> None:

@@ -13,11 +13,13 @@ Faults. Ray's own retries are off: a case that kills what runs it must not be re
 back. When an actor's process dies, the cases it had not answered go back to the queue once as a
 range; when a range dies again it is split into single cases; a single case that was running when
 its actor died twice is a ``worker-kill`` finding and is not queued again. An actor that gives no
-answer within the deadline is killed, which is handled the same way. When the actor went with its
-node (the node is gone once Ray has restarted the actor elsewhere), its cases go back as they
-were: they did not kill anything. Answered
-cases are never run again, and ``--resume`` continues from the ledger if the driver itself dies.
-Ray restarts dead actors (``max_restarts``), on another node when theirs is gone.
+answer within the deadline, and then does not answer a ping either, is hung: it is killed, which
+is handled the same way. The ping tells a stopped or wedged actor from one that is only slow (a
+loaded machine, a restart that imports torch again): a slow one answers and gets another
+deadline. When the actor went with its node (the node is gone once Ray has restarted the actor
+elsewhere), its cases go back as they were: they did not kill anything. Answered cases are
+never run again, and ``--resume`` continues from the ledger if the driver itself dies. Ray restarts
+dead actors (``max_restarts``), on another node when theirs is gone.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from fuzzer.judge.kinds import Kind
 from fuzzer.judge.oracle import Verdict
 
 RANGE = 4  # cases handed to an actor at a time
-DEADLINE_SLACK = 120.0  # seconds past the case timeout before an actor counts as hung
+DEADLINE_SLACK = 120.0  # seconds past the case timeout before an actor is pinged
+PING_WAIT = 30.0  # seconds a pinged actor has to answer before it counts as hung
 RESTART_WAIT = 120.0  # seconds a dead actor has to come back before its slot counts as lost
 KILLS_TO_FINDING = 2  # a case running when this many actors died is a worker-kill finding
 
@@ -119,8 +122,15 @@ def device_name(device: str) -> str:
 
 def actor_class(ray: Any) -> Any:
     # max_restarts: a dead actor comes back (elsewhere if its node is gone); max_task_retries=0:
-    # the calls it had in flight fail to the driver, which decides what to run again.
-    return ray.remote(max_restarts=-1, max_task_retries=0)(CaseRunner)
+    # the calls it had in flight fail to the driver, which decides what to run again. The ping
+    # has a thread of its own, so an actor busy with a case still answers it.
+    class Actor(CaseRunner):
+        @ray.method(concurrency_group="ping")
+        def ping(self) -> bool:
+            return True
+
+    return ray.remote(max_restarts=-1, max_task_retries=0,
+                      concurrency_groups={"ping": 1})(Actor)
 
 
 # ---------------------------------------------------------------- the driver
@@ -142,6 +152,8 @@ class Slot:
     since: float = 0.0  # when its oldest pending case started (or the last answer came)
     node: str = ""  # the Ray node its actor runs on
     killed: bool = False  # the driver killed it as hung; its calls have not failed yet
+    ping: Any = None  # the ping sent once its deadline passed, not answered yet
+    pinged: float = 0.0  # when it was sent
 
 
 @dataclass
@@ -304,13 +316,20 @@ class Fleet:
         self.report.requeued += len(batch.indices)
 
     def kill_hung(self) -> None:
-        """Kill an actor that answered nothing within the deadline. A stopped process may take
-        Ray more than one kill to end; it is counted as one hung actor."""
+        """Ping an actor that answered nothing within the deadline; kill it when the ping goes
+        unanswered too. An actor that answers is only slow: its deadline starts again. A
+        stopped process may take Ray more than one kill to end; it is counted as one hung actor."""
         deadline = self.settings.timeout + DEADLINE_SLACK
         for slot in self.slots:
-            if slot.pending and time.monotonic() - slot.since > deadline:
+            if not slot.pending or time.monotonic() - slot.since <= deadline:
+                slot.ping = None
+            elif slot.ping is None:
+                slot.ping, slot.pinged = slot.actor.ping.remote(), time.monotonic()
+            elif self.ray.wait([slot.ping], timeout=0)[0]:
+                slot.ping, slot.since = None, time.monotonic()  # alive: a slow case
+            elif time.monotonic() - slot.pinged > PING_WAIT:
                 self.report.hung += not slot.killed
-                slot.killed, slot.since = True, time.monotonic()
+                slot.killed, slot.since, slot.ping = True, time.monotonic(), None
                 self.ray.kill(slot.actor, no_restart=False)
 
 
