@@ -5,6 +5,7 @@ or in a Task as ``tests.fakes:<name>``; they run in worker processes, so they mu
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import signal
@@ -117,6 +118,22 @@ def segfault(gm, example_inputs):
         os.kill(os.getpid(), signal.SIGSEGV)
 
     return run
+
+
+def one_byte_past_the_end(gm, example_inputs):
+    """Values exact, but each call writes one byte past the end of a 33-byte buffer it allocates
+    (flips the byte there): a heap overflow only glibc's malloc checking notices. glibc rounds
+    the block up to 40 usable bytes, so without checking the byte is the block's own slack;
+    under checking it is the block's check byte, and its ``free`` aborts."""
+
+    def change(outs):
+        scratch = torch.empty(33, dtype=torch.uint8)
+        past = ctypes.c_uint8.from_address(scratch.data_ptr() + 33)
+        past.value ^= 0xFF
+        del scratch
+        return outs
+
+    return _map_outputs(gm, change)
 
 
 def hang(gm, example_inputs):

@@ -37,6 +37,7 @@ from fuzzer.campaign.local import run_one
 from fuzzer.campaign.loop import Loop, Outcome, Summary, save_new, unsaved
 from fuzzer.campaign.settings import Settings, kept_case, make_case
 from fuzzer.errors import HarnessError, InputError
+from fuzzer.execute import memcheck
 from fuzzer.execute.runner import RunResult, Task, harness_error
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.oracle import Verdict
@@ -178,6 +179,8 @@ class Fleet:
     """The driver's side of a Ray campaign (``run_fleet``)."""
 
     def __init__(self, settings: Settings, slots: int, allow_mixed: bool = False) -> None:
+        if memcheck.active():  # Ray starts its actors itself, not from this environment
+            raise InputError("--malloc-check runs local workers only: drop --engine ray")
         self.ray = import_ray()
         self.settings = settings
         self.report = FleetReport()

@@ -16,6 +16,7 @@ from fuzzer.campaign import guided
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.ledger import DEFAULT_SURFACE, campaigns_in, ledger_path, same_campaign
 from fuzzer.errors import InputError
+from fuzzer.execute import memcheck
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.execute.workers import Recycle
@@ -170,4 +171,6 @@ def kept_case(settings: Settings, case: Case, task: Task, verdict: Verdict) -> C
     case.inputs = task.draws[draw]
     case.verdict = verdict
     case.origin["magnitude"] = task.magnitudes[draw] if task.magnitudes else None
+    if memcheck.active():  # its workers ran under glibc's malloc checking
+        case.origin[memcheck.ORIGIN_KEY] = True
     return case

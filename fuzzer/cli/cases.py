@@ -11,6 +11,7 @@ import click
 
 from fuzzer.cli.common import (
     UserError,
+    follow_malloc_check,
     main,
     parse_duration,
     resolve_device,
@@ -150,6 +151,7 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
     from fuzzer.user.capture import load_target
 
     case = load_target(target, seed)
+    follow_malloc_check(case.origin)
     if device != "case":
         case.device = resolve_device(device)
     if target.suffix == ".py":
@@ -294,6 +296,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     writable(out or Path("reports") / "min", "-o")
     writable(corpus, "--corpus")
     case = load_target(target, seed)
+    follow_malloc_check(case.origin)
     if device != "case":
         case.device = resolve_device(device)
     runner = Watched(Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up))

@@ -86,13 +86,28 @@ def resume_hint(ctx: click.Context) -> str:
 @click.option("--trust-backend", "trusted", multiple=True, metavar="MODULE:FUNCTION",
               help="Let case files use this custom torch.compile backend (it is imported and "
                    "run). Without it a case file naming module:function is refused.")
-def main(trusted: tuple[str, ...]) -> None:
+@click.option("--malloc-check", is_flag=True,
+              help="Run every worker and script under glibc's malloc checking: a compiled "
+                   "kernel that writes past its buffer aborts its worker (a crash finding) "
+                   "instead of passing unnoticed. Needs glibc 2.34 or later.")
+def main(trusted: tuple[str, ...], malloc_check: bool) -> None:
     """Differential fuzzer for torch.compile numerics: eager vs Inductor vs float64."""
+    if malloc_check:
+        from fuzzer.execute import memcheck
+
+        memcheck.enable()
     for name in trusted:
         if ":" not in name:
             raise UserError(f"--trust-backend takes module:function, got {name!r}")
         importable_backend(name, "--trust-backend")
         trust_backend(name)
+
+
+def follow_malloc_check(origin: dict) -> None:
+    """A case found under glibc's malloc checking runs under it here too (``memcheck``)."""
+    from fuzzer.execute import memcheck
+
+    memcheck.follow(origin, lambda text: click.echo(f"numfuzz: {text}", err=True))
 
 
 def writable(folder: Path, option: str) -> Path:

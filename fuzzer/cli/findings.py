@@ -21,6 +21,7 @@ import click
 from fuzzer.cli.common import (
     UserError,
     compile_options,
+    follow_malloc_check,
     log_line,
     main,
     parse_duration,
@@ -93,6 +94,7 @@ def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, 
     case = Case.load(case_path)
     if case.verdict is None or not case.verdict.is_finding:
         raise UserError(f"{case_path}: the case records no divergence to triage")
+    follow_malloc_check(case.origin)
     names = _knobs(knobs)
     pythons = confirm.interpreters(confirm_with)  # a bad one is one line now, before any run
     say = None if as_json else log_line

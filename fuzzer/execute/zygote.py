@@ -36,7 +36,7 @@ from typing import Any
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
 # Variables a library may read while it is imported: a child whose value differs is not forked.
 IMPORT_TIME = ("TORCH", "PYTORCH", "ATEN_", "TRITON", "CUDA", "NVIDIA", "OMP_", "KMP_", "GOMP_",
-               "MKL", "LD_", "PYTHON")
+               "MKL", "LD_", "GLIBC_", "PYTHON")
 # ... except these, which a child applies before anything reads them: the module search path
 # (put on ``sys.path``), output buffering, and Inductor's and Triton's cache folders (read when
 # a compile first needs them, ``cache_dir()``).

@@ -22,6 +22,7 @@ import torch
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.corpus.files import atomic_write
+from fuzzer.execute import memcheck
 from fuzzer.execute.flags import SDPA_BACKENDS
 from fuzzer.ir import render
 from fuzzer.judge import rules, semantics
@@ -268,6 +269,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         "by numfuzz; a person should check it before filing.\n"
         "Exit status: 1 = the divergence reproduces, 0 = it does not, 2 = it could not run;\n"
         "so it can drive `python -m torch._inductor.compiler_bisector run python repro.py`.\n"
+        f"{_malloc_check_note(case)}"
         '"""\n'
     )
     imports = "import contextlib\nimport os\nimport sys\n\n"
@@ -505,6 +507,15 @@ def _undefined(case: Case, output: int, values: dict) -> list[int] | None:
     if mask is None or not bool(mask.any()):
         return None
     return [int(i) for i in mask.reshape(-1).nonzero().reshape(-1)]
+
+
+def _malloc_check_note(case: Case) -> str:
+    """How to run it as it ran, where it was found under glibc's malloc checking (a write past a
+    buffer that glibc notices only then)."""
+    if case.origin.get(memcheck.ORIGIN_KEY) is not True:
+        return ""
+    return ("Found under glibc's malloc checking, which aborts at the first corrupted heap "
+            f"block;\nrun it the same way: {memcheck.shell_prefix()} python repro.py\n")
 
 
 def write_repro(case: Case, out_dir: Path) -> Path:

@@ -27,7 +27,7 @@ import networkx as nx
 from fuzzer import clock
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
-from fuzzer.execute import zygote
+from fuzzer.execute import memcheck, zygote
 from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import rules
@@ -319,6 +319,16 @@ def _environment(case: Case) -> list[str]:
     return ["", " ".join(said)] if said else []
 
 
+def malloc_checking(case: Case) -> str:
+    """How to see a case found under glibc's malloc checking (``execute.memcheck``): without it
+    a write past a buffer usually goes unnoticed."""
+    if case.origin.get(memcheck.ORIGIN_KEY) is not True:
+        return ""
+    return ("It was found under glibc's malloc checking, which aborts at the first corrupted "
+            "heap block; without it the write past the buffer usually goes unnoticed. Run the "
+            f"snippet as `{memcheck.shell_prefix()} python snippet.py` (glibc 2.34 or later).")
+
+
 MAX_ROWS = 6  # differing elements in the table
 
 
@@ -561,6 +571,7 @@ def render_draft(finding: Finding, case: Case, attribution: Attribution | None, 
         sentence(shown),
         f"```python\n{plain.source.rstrip()}\n```",
         _printed(plain.case, plain, plain_result),
+        malloc_checking(case),
         describe(shown),
         "#### Ablation",
         ablation(attribution) + "\n" + bisector_line(attribution),
