@@ -10,7 +10,7 @@ import random
 import pytest
 import torch
 
-from fuzzer.corpus.case import Case
+from fuzzer.corpus.case import Case, CaseError
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.gen import edge, inputs
@@ -698,3 +698,23 @@ def test_an_expression_reads_a_reread_as_its_alias() -> None:
     graph = _write_beside_a_passed_window()
     assert render.expression(graph, graph.outputs[0], {graph.input_ids()[0]: "x"}) == \
         "torch.sum((x[1:, 2:]), dim=0, keepdim=True)"
+
+
+def test_a_repeated_index_of_a_write_that_does_not_accumulate_is_never_drawn_nor_loaded() -> None:
+    """``x.index_put_((i,), v)`` with ``i = [0, 0]`` keeps either row of ``v``: not defined, so
+    no finding (a night saved one as ``nonfinite`` before the generator bounded the count by the
+    rows of ``x``). The draw refuses to make such indices, and a case file holding one is
+    refused at load."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((1, 3))
+    index = b.input((2,), role="unique", dtype="int64", bound=1)
+    b.graph.outputs = [b.op("index_put_", x, index, b.input((2, 3)), accumulate=False)]
+    b.graph.infer()
+    with pytest.raises(ValueError, match="2 distinct indices below 1 do not exist"):
+        inputs.draws(b.graph, 0, 1)
+    case = Case(graph=b.graph, inputs={"0": torch.zeros(1, 3), "1": torch.tensor([0, 0]),
+                                       "2": torch.ones(2, 3)}, device="cpu", dtype="float32")
+    with pytest.raises(CaseError, match="input 1 repeats an index it must keep distinct"):
+        Case.from_dict(case.to_dict())
+    case.inputs["1"] = torch.tensor([0, 1])  # distinct, though out of x's rows: eager's error
+    assert Case.from_dict(case.to_dict()).inputs["1"].tolist() == [0, 1]

@@ -26,4 +26,5 @@ lin = torch.nn.Linear(32, 32).bfloat16().eval()
 a, b = torch.randn(1, 32).bfloat16(), torch.randn(1, 32).bfloat16()
 with torch.no_grad():
     out = torch.compile(lambda a, b: (a + lin(b)) > 0)(a, b)
-    print(out.dtype, torch.equal(out, (a + lin(b)) > 0))
+    del out  # freeing Y is where glibc notices the overflow
+print("no abort: the overflow went unnoticed (or is fixed)")

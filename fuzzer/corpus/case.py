@@ -204,3 +204,13 @@ def check_input(graph: Graph, node_id: int, tensor: Any) -> None:
     got = (tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."))
     if want != got:
         raise CaseError(f"input {node_id} is {got}, the graph says {want}")
+    if node.attrs.get("role") == "unique" and tensor.dim() and not _distinct(
+            tensor, int(node.attrs.get("dim", 0))):
+        # a write to a repeated index without accumulation keeps either value: not defined
+        raise CaseError(f"input {node_id} repeats an index it must keep distinct")
+
+
+def _distinct(index: torch.Tensor, dim: int) -> bool:
+    """Are the values of ``index`` distinct along ``dim`` (in every slice across it)?"""
+    ordered = index.sort(dim=dim).values
+    return bool((ordered.diff(dim=dim) != 0).all()) if index.shape[dim] > 1 else True

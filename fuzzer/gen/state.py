@@ -292,7 +292,8 @@ class StateBuilder:
                             dtype="int64", bound=size)
             if name == "index_fill_":
                 return b.attempt(name, target, index, dim=dim, value=b.pick([0.0, -2.0]))
-            if name == "index_put_":  # indexes the first dim
+            if name == "index_put_":  # indexes the first dim: distinct rows are at most its size
+                count = count if accumulate else min(count, shape[0])
                 values = b.input((count, *shape[1:]), dtype=dtype) if shape[0] else None
                 index = b.input((count,), role="index" if accumulate else "unique",
                                 dtype="int64", bound=shape[0])
