@@ -71,9 +71,14 @@ def enable() -> None:
     os.environ.update(environment())
 
 
+def found_under(origin: Mapping) -> bool:
+    """Was the case with this origin found under checking?"""
+    return origin.get(ORIGIN_KEY) is True
+
+
 def follow(origin: Mapping, say: Callable[[str], None]) -> None:
     """Replay a case found under checking under it too (it may not reproduce without)."""
-    if origin.get(ORIGIN_KEY) is True and not active():
+    if found_under(origin) and not active():
         enable()
         say("this case was found under glibc's malloc checking: running under it too")
 

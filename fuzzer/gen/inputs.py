@@ -67,11 +67,11 @@ def _unique_indices(shape: tuple[int, ...], bound: int, dim: int,
     if not shape:
         return torch.randint(0, bound, (), generator=gen)
     dim %= len(shape)
-    if shape[dim] > bound:  # a generator bug: clamping would repeat indices, silently
+    if shape[dim] > bound:  # a generator bug: there is no such index
         raise ValueError(f"{shape[dim]} distinct indices below {bound} do not exist")
-    wide = shape[:dim] + (max(bound, shape[dim]),) + shape[dim + 1:]
+    wide = shape[:dim] + (bound,) + shape[dim + 1:]
     order = torch.rand(wide, generator=gen).argsort(dim=dim)
-    return order.narrow(dim, 0, shape[dim]).clamp(max=bound - 1).contiguous()
+    return order.narrow(dim, 0, shape[dim]).contiguous()
 
 
 def _weight(node: dict, gen: torch.Generator) -> torch.Tensor:

@@ -512,7 +512,7 @@ def _undefined(case: Case, output: int, values: dict) -> list[int] | None:
 def _malloc_check_note(case: Case) -> str:
     """How to run it as it ran, where it was found under glibc's malloc checking (a write past a
     buffer that glibc notices only then)."""
-    if case.origin.get(memcheck.ORIGIN_KEY) is not True:
+    if not memcheck.found_under(case.origin):
         return ""
     return ("Found under glibc's malloc checking, which aborts at the first corrupted heap "
             f"block;\nrun it the same way: {memcheck.shell_prefix()} python repro.py\n")

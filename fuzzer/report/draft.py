@@ -322,7 +322,7 @@ def _environment(case: Case) -> list[str]:
 def malloc_checking(case: Case) -> str:
     """How to see a case found under glibc's malloc checking (``execute.memcheck``): without it
     a write past a buffer usually goes unnoticed."""
-    if case.origin.get(memcheck.ORIGIN_KEY) is not True:
+    if not memcheck.found_under(case.origin):
         return ""
     return ("It was found under glibc's malloc checking, which aborts at the first corrupted "
             "heap block; without it the write past the buffer usually goes unnoticed. Run the "
