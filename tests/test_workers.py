@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +14,7 @@ from fuzzer.campaign.loop import Outcome, Summary
 from fuzzer.corpus.case import Case
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.workers import Runner, Worker, chatter
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge.oracle import Verdict
@@ -220,3 +221,17 @@ def test_only_what_no_import_reads_may_differ_in_a_forked_worker(variable: str, 
     finally:
         worker.close()
     assert worker.proc.poll() is not None
+
+
+def test_a_dead_workers_message_is_its_last_line_that_is_not_torch_or_python_chatter(
+        tmp_path: Path) -> None:
+    """A night's SIGSEGV was summarized by torch's 'No CUDA runtime is found' warning, the last
+    line its worker's log happened to hold; glibc's message, or the last real line, says more."""
+    log = tmp_path / "worker.log"
+    log.write_text("corrupted size vs. prev_size\n"
+                   "W1129 09:05:18.099000 13661 torch/utils/cpp_extension.py:183] [0/0] No CUDA "
+                   "runtime is found, using CUDA_HOME='/usr/local'\n"
+                   "/x.py:3: UserWarning: something\n"
+                   "I1129 09:05:19.5 13661 torch/_inductor/graph.py:3137] Output code written\n\n")
+    assert Worker.log_tail(SimpleNamespace(log=log)) == "corrupted size vs. prev_size"
+    assert not chatter("E1129 09:05:18.099000 13661 c10/core/x.cpp:12] an error torch logged")

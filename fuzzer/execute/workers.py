@@ -58,6 +58,16 @@ CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 DRIVER_ENV = "NUMFUZZ_DRIVER_PID"
 
 
+# torch's own log lines: a level letter, the date, the time and a thread id (glog's format)
+_TORCH_LOG = re.compile(r"^[IWV]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ")
+
+
+def chatter(line: str) -> bool:
+    """Is this line of a worker's or script's stderr only chatter (blank, a Python warning,
+    torch's info/warning log), never the reason it died?"""
+    return not line.strip() or "Warning" in line or bool(_TORCH_LOG.match(line))
+
+
 @dataclass(frozen=True)
 class Recycle:
     """When a long-lived worker is replaced by a fresh one, and where it compiles.
@@ -220,7 +230,7 @@ class Worker:
             text = self.log.read_text(errors="replace").strip().splitlines()
         except OSError:
             return ""
-        useful = [ln for ln in text if ln.strip() and "Warning" not in ln]
+        useful = [ln for ln in text if not chatter(ln)]
         return " | ".join(useful[-lines:])[:300]
 
     def kill(self) -> None:

@@ -32,6 +32,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.errors import InputError
 from fuzzer.execute import zygote
 from fuzzer.execute.workers import _python_path as python_path
+from fuzzer.execute.workers import chatter
 
 REPRODUCES, ABSENT, CANNOT_RUN = "reproduces", "does not reproduce", "cannot run"
 OUTCOMES = {1: REPRODUCES, 0: ABSENT, 2: CANNOT_RUN}  # the repro contract's exit statuses
@@ -136,7 +137,7 @@ def run_script(script: Path, python: str | None = None, timeout: float = CONFIRM
     except subprocess.TimeoutExpired:  # cut, or past its time on a simulated clock
         return None, f"(no answer within {timeout:.0f}s)"
     out, err = proc.stdout, proc.stderr
-    shown = [ln for ln in err.strip().splitlines() if "Warning" not in ln][-3:]
+    shown = [ln for ln in err.strip().splitlines() if not chatter(ln)][-3:]
     if proc.returncode == 1 and TRACEBACK in err:  # Python's own exit status for a raise
         return None, "\n".join([out.strip(), "raised:", *shown]).strip()
     return proc.returncode, "\n".join([out.strip(), *shown]).strip()
