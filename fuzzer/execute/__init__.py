@@ -6,7 +6,8 @@ compile surface (``surface``), the Inductor options allowed (``config``), the to
 (TF32, reduced-precision reductions) and eager's attention kernels (``flags``), what a GPU error
 means for a case and its worker (``faults``), the task and its typed result and the in-worker
 runner (``runner``), the isolated long-lived worker processes (``workers``), fresh processes forked
-from one that has imported torch (``zygote``), the one runner pool by device and environment
-(``pool``) and running a user's model file as itself (``original``).
+from one that has imported torch (``zygote``), glibc's malloc checking for every process it
+starts (``memcheck``), the one runner pool by device and environment (``pool``) and running a
+user's model file as itself (``original``).
 May import ``fuzzer.ir`` and ``fuzzer.judge``.
 """
