@@ -201,6 +201,9 @@ def test_a_forked_child_is_run_as_a_fresh_interpreter_runs_it(tmp_path: Path) ->
     ("NUMFUZZ_ANYTHING", "1", True),  # read by numfuzz when it needs it
     ("PYTHONPATH", "/elsewhere", True),  # put on sys.path by the child
     ("TORCHINDUCTOR_CACHE_DIR", "/tmp/x", True),  # read by Inductor at its first compile
+    # read when breakpoint() is called; ray.init sets it in the driver, which made every later
+    # worker of a Ray test's pytest process start afresh
+    ("PYTHONBREAKPOINT", "ray.util.rpdb._driver_set_trace", True),
     ("TORCHINDUCTOR_FREEZING", "1", False),  # read when Inductor's config is imported
     ("ATEN_CPU_CAPABILITY", "default", False),  # read when torch loads its kernels
     ("OMP_NUM_THREADS", "7", False),

@@ -38,10 +38,11 @@ PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
 IMPORT_TIME = ("TORCH", "PYTORCH", "ATEN_", "TRITON", "CUDA", "NVIDIA", "OMP_", "KMP_", "GOMP_",
                "MKL", "LD_", "GLIBC_", "PYTHON")
 # ... except these, which a child applies before anything reads them: the module search path
-# (put on ``sys.path``), output buffering, and Inductor's and Triton's cache folders (read when
-# a compile first needs them, ``cache_dir()``).
+# (put on ``sys.path``), output buffering, Inductor's and Triton's cache folders (read when a
+# compile first needs them, ``cache_dir()``) and the breakpoint hook (read by each
+# ``breakpoint()``; ``ray.init`` sets it in its driver).
 APPLIED_IN_CHILD = ("PYTHONPATH", "PYTHONUNBUFFERED", "TORCHINDUCTOR_CACHE_DIR",
-                    "TRITON_CACHE_DIR")
+                    "TRITON_CACHE_DIR", "PYTHONBREAKPOINT")
 OFF = "NUMFUZZ_NO_ZYGOTE"  # set (to anything) for plain subprocesses everywhere
 _SETS_ENV = re.compile(r"environ\s*\[[^\]]+\]\s*=|environ\.(update|setdefault|pop)\(|putenv\(")
 
