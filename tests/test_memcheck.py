@@ -68,9 +68,8 @@ def test_replay_and_repro_of_a_case_found_under_checking_run_under_it(checked,
     assert "malloc" not in write_repro(case, tmp_path / "unchecked").read_text().split('"""')[1]
 
 
+@needs_glibc
 def test_the_environment_adds_to_what_is_set_and_active_reads_it() -> None:
-    if memcheck.library() is None:
-        pytest.skip(f"no {memcheck.LIBRARY} on this machine")
     env = memcheck.environment({"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0",
                                 "LD_PRELOAD": "/opt/other.so"})
     assert env["GLIBC_TUNABLES"] == f"glibc.malloc.tcache_count=0:{memcheck.TUNABLE}"
