@@ -3,21 +3,25 @@
 #   bench/gpu_smoke.sh OUTDIR [--device cuda|cpu] [--campaign 2m|CASES] [--workers "1 2 4"]
 #       [--minimize 3m] [--seeds "fma_exp_cancel softmax_recompute conv_gelu_e8m0"]
 #       [--deadline SECONDS] [--backend NAME] [--bisect] [--tests FILE|none] [--fetch DIR]
+#       [--surface NAME ...]
 # Steps: the environment (torch, GPU, torch.backends flags, the SDPA priority, which triage knobs
 # this torch has, collect_env); the cuda-marked tests (--tests, default tests/test_cuda.py); one
 # campaign per worker count (--workers "" for none), all sharing GPU 0 (cases/min each); each seed
 # model file (tests/models/; --seeds "" for none) replayed, minimized and, when its minimized case
 # reproduces, triaged with every knob; the first campaign finding triaged and minimized. OUTDIR/summary.json gathers it all; OUTDIR.tar.gz holds OUTDIR
-# (logs, corpora, minimized cases and their repro.py).
+# (logs, corpora, minimized cases and their repro.py). The campaigns split their time over every
+# surface this GPU runs (CUDA graphs, Triton templates, strict numerics, batch invariance …) unless
+# --surface names some (repeatable).
 # --deadline: a budget for the whole run in seconds: each step is cut at it (SIGINT: numfuzz keeps
 # what it found) and later steps are skipped, so the summary and the archive are always written.
 # The device tool stops a command at 10 minutes and returns at most 8 files: give it shorter
 # budgets and --deadline 540, and --fetch "$OUT" to copy just the archive and summary.json there.
 # --device cpu with tiny budgets and a fake --backend is the dry run tests/test_gpu_smoke.py does.
 set -u
-usage() { sed -n 2,5p "$0" >&2; exit 2; }
+usage() { sed -n 2,6p "$0" >&2; exit 2; }
 OUT="" DEVICE=cuda CAMPAIGN=2m WORKERS="1 2 4" MINIMIZE=3m DEADLINE=0 BACKEND=inductor BISECT=0
 SEEDS="fma_exp_cancel softmax_recompute conv_gelu_e8m0" FETCH="" TESTS=tests/test_cuda.py
+SURFACES=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEVICE=$2; shift 2 ;;
@@ -30,6 +34,7 @@ while [ $# -gt 0 ]; do
     --bisect) BISECT=1; shift ;;
     --tests) TESTS=$2; shift 2 ;;
     --fetch) FETCH=$2; shift 2 ;;
+    --surface) SURFACES+=(--surface "$2"); shift 2 ;;
     -h|--help|-*) usage ;;
     *) [ -z "$OUT" ] || usage; OUT=$1; shift ;;
   esac
@@ -108,7 +113,7 @@ fi
 for workers in $WORKERS; do
   step "campaign-w$workers" "$OUT/run-w$workers.json" "${NUMFUZZ[@]}" run --device "$DEVICE" \
     ${GPUS[@]+"${GPUS[@]}"} --workers "$workers" "${BUDGET[@]}" --seed "$workers" --backend "$BACKEND" \
-    --out "$OUT/corpus-w$workers" --json
+    ${SURFACES[@]+"${SURFACES[@]}"} --out "$OUT/corpus-w$workers" --json
 done
 
 for seed in $SEEDS; do

@@ -450,3 +450,44 @@ def _no_gemm_choice(reason: str):
 
 gemm_choice_missing = _no_gemm_choice("No choices exist for backend.")
 gemm_choices_fail = _no_gemm_choice("All choices failed to compile for backend.")
+
+
+def inf_when_freezing(gm, example_inputs):
+    """Exact unless Inductor's ``freezing`` option is on while it compiles (a surface option):
+    then the first float output's first element is inf. Triage's surface knob that takes
+    freezing back makes it vanish."""
+    import torch._inductor.config as inductor
+
+    return inject_inf(gm, example_inputs) if inductor.freezing else gm
+
+
+def _one_ulp_up(t: torch.Tensor) -> torch.Tensor:
+    return torch.nextafter(t, torch.full_like(t, math.inf))
+
+
+def float_outputs_one_ulp_up(gm, example_inputs):
+    """Every float output one ulp above the truth: within any tolerance, but not eager's bits
+    (what numerics="strict" promises)."""
+
+    def change(outs):
+        return [_one_ulp_up(o) if o.is_floating_point() else o for o in outs]
+
+    return _map_outputs(gm, change)
+
+
+def rows_depend_on_batch(gm, example_inputs):
+    """Compiled for a batch of more than one row, the first row of every float output is one
+    ulp high; for a single row, exact: a result that depends on the batch it is computed in
+    (what batch_invariant promises it does not)."""
+    batched = bool(example_inputs) and isinstance(example_inputs[0], torch.Tensor) \
+        and example_inputs[0].dim() > 0 and example_inputs[0].shape[0] > 1
+
+    def change(outs):
+        outs = list(outs)
+        for i, out in enumerate(outs):
+            if batched and out.is_floating_point() and out.dim() and out.shape[0] > 1:
+                outs[i] = out.clone()
+                outs[i][:1] = _one_ulp_up(out[:1])
+        return outs
+
+    return _map_outputs(gm, change)

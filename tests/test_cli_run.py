@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fuzzer.campaign import arms
 from fuzzer.campaign.settings import make_case
 from fuzzer.cli import UserError, main, parse_duration
 from fuzzer.corpus.case import Case
+from fuzzer.execute.surface import CATALOGUE
 from tests.conftest import campaign_settings, python
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,13 +30,15 @@ def numfuzz(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return python(*command, *args, cwd=ROOT, timeout=timeout)  # this checkout's fuzzer
 
 
+# The default surface alone: these tests are about the command, not the plan of arms.
 FAKE_RUN = ["run", "--device", "cpu", "--cases", "4", "--seed", "9", "--dtype", "fp32",
-            "--draws", "1"]
+            "--draws", "1", "--surface", "default"]
 
 
 def uint8_cases() -> set[int]:
     """Which of the four cases have a uint8 output (what uint8_plus_one perturbs)."""
     settings = campaign_settings(out=Path("unused"), seed=9, dtypes=("float32",), draws=1)
+    settings.plan = arms.plan([CATALOGUE["default"]], settings.weights())  # as FAKE_RUN's
     return {i for i in range(4)
             if any(g.node(o).dtype == "uint8" for g in [make_case(settings, i)[0].graph]
                    for o in g.outputs)}

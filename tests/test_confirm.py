@@ -258,7 +258,7 @@ def test_a_version_2_store_gains_what_confirming_records(tmp_path: Path) -> None
         assert store.confirmations(old.signature) == runs
         assert not got.awaits_draft  # fixed upstream: never drafted
         version = store.db.execute("SELECT value FROM meta").fetchone()[0]
-    assert version == "3"
+    assert version == "4"
 
 
 # ------------------------------------------------------------------ triage and the nightly

@@ -54,8 +54,8 @@ def test_ray_and_local_engines_keep_the_same_findings(tmp_path: Path) -> None:
     assert state["below"] == 8
 
 
-@pytest.mark.parametrize("backend,kind,timeout", [("tests.fakes:segfault", "crash", 60),
-                                                  ("tests.fakes:hang", "timeout", 3)])
+@pytest.mark.parametrize("backend,kind,timeout", [
+    ("tests.fakes:segfault", "memory-unsafe", 60), ("tests.fakes:hang", "timeout", 3)])
 def test_compiler_crash_and_hang_are_findings_and_the_campaign_goes_on(
         tmp_path: Path, backend: str, kind: str, timeout: float) -> None:
     s = settings(tmp_path, backend, 2)

@@ -90,3 +90,19 @@ def test_the_seeds_that_killed_campaigns_now_generate() -> None:
                                      surface=surface)
         case, task = make_case(settings, index)
         check_valid(case, task.draws[:1])
+
+
+def test_every_surface_of_the_catalogue_generates_valid_cases() -> None:
+    """A plan over every surface of the catalogue (CUDA's too: generating needs no device) and
+    every strategy: 1,200 cases, each valid, every surface drawn."""
+    from fuzzer.campaign import arms
+    from fuzzer.execute import surface
+
+    plan = arms.plan(list(surface.CATALOGUE.values()), strategy.parse_weights(()))
+    settings = campaign_settings(out=Path("unused"), seed=11, plan=plan)
+    seen = set()
+    for index in range(1200):
+        case, task = make_case(settings, index)
+        check_valid(case, task.draws, reload=index % RELOAD_EVERY == 0)
+        seen.add(case.recipe.surface.name)
+    assert seen == set(surface.CATALOGUE)

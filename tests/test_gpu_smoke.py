@@ -22,7 +22,7 @@ def test_gpu_smoke_dry_run_on_the_cpu(tmp_path: Path) -> None:
     command = ["bash", str(REPO / "bench" / "gpu_smoke.sh"), str(out), "--device", "cpu",
                "--campaign", "3", "--workers", "1 2", "--minimize", "30s",
                "--seeds", "fma_exp_cancel", "--backend", "tests.fakes:uint8_plus_one",
-               "--deadline", "240", "--fetch", str(fetch)]
+               "--deadline", "240", "--fetch", str(fetch), "--surface", "default"]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=400,
                           env={**os.environ, "PYTHON": sys.executable})
     assert done.returncode == 0, done.stdout + done.stderr

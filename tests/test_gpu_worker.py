@@ -51,15 +51,17 @@ def e8m0_case(backend: str, runner, values: torch.Tensor = SPARED,
 # ------------------------------------------------------------------ CUDA errors
 
 
-@pytest.mark.parametrize("backend, error", [
-    ("tests.gpu_fakes:illegal_memory_access", "AcceleratorError: CUDA error: an illegal memory"),
-    ("tests.gpu_fakes:device_side_assert", "RuntimeError: CUDA error: device-side assert"),
+@pytest.mark.parametrize("backend, error, kind", [
+    ("tests.gpu_fakes:illegal_memory_access", "AcceleratorError: CUDA error: an illegal memory",
+     Kind.MEMORY),  # a kernel outside its buffers: memory-unsafe, its own kind
+    ("tests.gpu_fakes:device_side_assert", "RuntimeError: CUDA error: device-side assert",
+     Kind.CRASH),
 ])
-def test_a_sticky_cuda_error_is_a_crash_and_its_worker_is_replaced(fake_runner, backend,
-                                                                   error) -> None:
+def test_a_sticky_cuda_error_is_a_finding_and_its_worker_is_replaced(fake_runner, backend,
+                                                                     error, kind) -> None:
     replaced = fake_runner.replaced
     hit = e8m0_case(backend, fake_runner, TARGETED)
-    assert hit.verdict.kind == Kind.CRASH and hit.verdict.message.startswith(error), \
+    assert hit.verdict.kind == kind and hit.verdict.message.startswith(error), \
         hit.verdict.summary()
     assert fake_runner.replaced == replaced + 1 and fake_runner.worker is None
     after = e8m0_case(backend, fake_runner)  # the poisoned process is gone: a clean run
@@ -86,8 +88,9 @@ def test_a_kernel_out_of_resources_is_a_crash_not_an_out_of_memory_skip(fake_run
 
 
 def test_a_campaign_goes_on_past_sticky_cuda_errors(tmp_path) -> None:
-    """Every targeted case is a crash finding naming the CUDA error, no other case is: each
-    poisoned worker was replaced. Without that, every case after the first hit would crash."""
+    """Every targeted case is a memory-unsafe finding naming the CUDA error, no other case
+    is: each poisoned worker was replaced. Without that, every case after the first hit would
+    fail."""
     settings = campaign_settings(out=tmp_path, device="cpu", cases=10, seed=3, draws=1,
                                  dtypes=("float32",), workers=1,
                                  backend="tests.gpu_fakes:illegal_memory_access")
@@ -98,7 +101,7 @@ def test_a_campaign_goes_on_past_sticky_cuda_errors(tmp_path) -> None:
     summary = run_campaign(settings, on_outcome=lambda o: seen.__setitem__(o.index,
                                                                            o.verdict.kind))
     assert summary.cases == 10 and summary.harness_errors == 0, summary.to_dict()
-    crashed = {i for i, kind in seen.items() if kind == Kind.CRASH}
+    crashed = {i for i, kind in seen.items() if kind == Kind.MEMORY}
     skipped = {i for i, kind in seen.items() if kind == Kind.SKIP}  # eager itself failed
     assert crashed == hit - skipped, (crashed, hit, seen)
     for path in summary.paths:

@@ -1,6 +1,6 @@
-"""``numfuzz --malloc-check``: a compiled kernel that writes past its buffer is a crash finding
-under glibc's malloc checking and passes unnoticed without it (planted by a fake backend that
-writes one byte past a buffer), the case remembers it, replay follows it, repro.py says how to
+"""``numfuzz --malloc-check``: a compiled kernel that writes past its buffer is a memory-unsafe
+finding under glibc's malloc checking and passes unnoticed without it (planted by a fake backend
+that writes one byte past a buffer), the case remembers it, replay follows it, repro.py says how to
 run it; a machine without the library is one line and exit 2."""
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from fuzzer.errors import InputError
 from fuzzer.execute import memcheck
 from fuzzer.reduce.repro import write_repro
 from fuzzer.report import draft
-from tests.conftest import campaign_settings
+from tests.conftest import campaign_settings, run_repro
 from tests.test_cli_run import numfuzz
 
 needs_glibc = pytest.mark.skipif(memcheck.library() is None,
                                  reason=f"no {memcheck.LIBRARY} on this machine")
 RUN = ["run", "--device", "cpu", "--cases", "2", "--seed", "9", "--dtype", "fp32", "--draws",
-       "1", "--backend", "tests.fakes:one_byte_past_the_end", "--json"]
+       "1", "--backend", "tests.fakes:one_byte_past_the_end", "--json", "--surface", "default"]
 
 
 @pytest.fixture(scope="module")
@@ -36,15 +36,15 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 
 @needs_glibc
-def test_a_write_past_a_buffer_is_a_crash_under_malloc_check_and_nothing_without(
+def test_a_write_past_a_buffer_is_memory_unsafe_under_malloc_check_and_nothing_without(
         checked, tmp_path: Path) -> None:
     out, summary = checked
-    assert summary["findings"] == {"crash": 2}, summary
+    assert summary["findings"] == {"memory-unsafe": 2}, summary
     for path in sorted(out.glob("*.pt")):
         case = Case.load(path)
         assert "free(): invalid pointer" in case.verdict.message, case.verdict.message
         assert case.origin[memcheck.ORIGIN_KEY] is True
-    plain = numfuzz(*RUN, "--out", str(tmp_path / "plain"))
+    plain = numfuzz(*RUN, "--no-malloc-check", "--out", str(tmp_path / "plain"))
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert json.loads(plain.stdout)["findings"] == {}
     assert not list((tmp_path / "plain").glob("*.pt"))
@@ -56,16 +56,20 @@ def test_replay_and_repro_of_a_case_found_under_checking_run_under_it(checked,
     out, _ = checked
     found = sorted(out.glob("*.pt"))[0]
     replayed = numfuzz("replay", str(found), "--json")  # no flag: the case says so
-    assert "found under glibc's malloc checking: running under it too" in replayed.stderr
+    assert "found under glibc's malloc checking, or is memory-unsafe: running its workers " \
+        "under it too" in replayed.stderr
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
-    assert json.loads(replayed.stdout)["verdict"]["kind"] == "crash"
+    assert json.loads(replayed.stdout)["verdict"]["kind"] == "memory-unsafe"
     case = Case.load(found)
-    header = write_repro(case, tmp_path).read_text().split('"""')[1]
-    assert f"{memcheck.shell_prefix()} python repro.py" in header
+    repro = write_repro(case, tmp_path)
+    header = repro.read_text().split('"""')[1]
+    assert "runs itself again under glibc's malloc checking" in header
     assert f"`{memcheck.shell_prefix()} python snippet.py`" in draft.malloc_checking(case)
-    del case.origin[memcheck.ORIGIN_KEY]
-    assert draft.malloc_checking(case) == ""
-    assert "malloc" not in write_repro(case, tmp_path / "unchecked").read_text().split('"""')[1]
+    done = run_repro(repro)  # no flag, no environment: the repro checks itself, in a child
+    assert done.returncode == 1 and "died of SIGABRT: DIVERGES" in done.stdout, \
+        done.stdout + done.stderr
+    del case.origin[memcheck.ORIGIN_KEY]  # memory-unsafe: checked whatever its origin says
+    assert memcheck.shell_prefix() in draft.malloc_checking(case)
 
 
 @needs_glibc

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from fuzzer.cli import main
 from fuzzer.corpus.case import Case
+from fuzzer.execute import memcheck
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import Runner
 from fuzzer.report.night import NightSettings
@@ -486,3 +487,56 @@ def test_the_nightly_and_minimize_share_one_minimizer_budget():
         (option,) = [p for p in main.commands[command].params if p.name == "max_calls"]
         assert option.default == MAX_CALLS
     assert NightSettings().max_calls == MAX_CALLS
+
+
+@pytest.mark.inductor
+@pytest.mark.skipif(memcheck.library() is None, reason="needs glibc's malloc checking")
+def test_the_draft_of_a_heap_overflow_reads_as_one(tmp_path, monkeypatch):
+    """The kept case of the C++ GEMM template's heap overflow (bench/raw, RESULTS §28-§29),
+    through a real night: the draft says what the bug is in its title, its value class first,
+    builds its inputs inline, its plain reproducer shows the abort in a fresh process, its
+    reliability is measured and its ablation takes back the options of its surface. (One knob
+    of the full set besides the surface's: each run is a max-autotune compile, 10-20 s here.)"""
+    from functools import partial
+
+    from fuzzer.execute import surface
+    from fuzzer.report import pipeline
+    from fuzzer.triage import signature
+    from fuzzer.triage.attribute import knob_named
+
+    if not surface.have("cpp_gemm_template"):
+        pytest.skip("no C++ GEMM template on this torch or CPU")
+    monkeypatch.setattr(signature, "FULL_SET", frozenset({"emulate_precision_casts"}))
+    monkeypatch.setattr(pipeline, "cause_of", partial(
+        signature.cause_of, knobs=[knob_named("emulate_precision_casts")]))
+    reports = tmp_path / "reports"
+    kept = Case.load(ROOT / "bench" / "raw" / "heap_corruption_cpp_gemm_min_case.pt")
+    assert kept.verdict.kind == "memory-unsafe"  # recorded as a crash before the kind existed
+    os.utime(kept.save(reports / "corpus" / kept.file_name()), (1_000_000, 1_000_000))
+    settings = night_settings(reports=reports, device="cpu", cases=0, seed=7, k=1,
+                             max_findings=1, bisect=False, date="2030-02-01")
+    settings.campaign.malloc_check = True  # as a nightly on the CPU runs by default
+    pool = RunnerPool(timeout=120, base_env=memcheck.environment())
+    lines: list[str] = []
+    try:
+        run_night(settings, log=lines.append, pool=pool)
+    finally:
+        pool.close()
+    with Store.in_reports(reports) as store:
+        found = [f for f in store.findings() if f.kind == "memory-unsafe"]
+    assert len(found) == 1, "\n".join(lines)
+    finding = found[0]
+    text = Path(finding.draft_path).read_text()
+    title = text.splitlines()[0]
+    assert title.startswith("# [inductor][cpu] heap corruption: torch.compile of ") and \
+        "writes past the end of a buffer" in title and "C++ GEMM template" in title, title
+    assert text.splitlines()[2].startswith("> **Value class 1 of 5: a silent wrong value or a "
+                                           "memory-unsafe write"), text[:400]
+    assert finding.value_class == 1
+    assert "torch.load(" not in text and "torch.manual_seed(0)" in text  # inputs inline
+    assert "class Model(torch.nn.Module)" in text  # its weights are parameters, as it ran
+    assert "it shows the divergence (the process died of SIGABRT)" in text, "\n".join(lines)
+    assert "Reproduces 1/1 fresh runs" in text
+    assert "Its surface's options, each taken back alone" in text
+    assert "**needs** `max_autotune=True`" in text, text
+    assert memcheck.TUNABLE in text

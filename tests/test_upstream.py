@@ -130,7 +130,7 @@ def test_a_version_1_store_opens_migrated_and_keeps_its_rows(tmp_path: Path) -> 
         assert again.upstream_search("0123456789abcdef")["results"] == []
     version = sqlite3.connect(tmp_path / DB_NAME).execute(
         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-    assert version == str(SCHEMA_VERSION) == "3"
+    assert version == str(SCHEMA_VERSION) == "4"
 
 
 def test_upstream_states_are_checked_and_an_unknown_signature_is_said(tmp_path: Path) -> None:

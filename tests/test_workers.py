@@ -38,11 +38,11 @@ def worker_pid(runner: Runner) -> int:
     return runner.worker.proc.pid
 
 
-def test_segfault_is_a_crash_and_a_fresh_worker_continues(fake_runner: Runner) -> None:
+def test_segfault_is_memory_unsafe_and_a_fresh_worker_continues(fake_runner: Runner) -> None:
     assert verdict_of(fake_runner, "eager").kind == "ok"
     before = fake_runner.worker
     verdict = verdict_of(fake_runner, "tests.fakes:segfault")
-    assert verdict.kind == "crash" and verdict.is_finding
+    assert verdict.kind == "memory-unsafe" and verdict.is_finding
     assert "SIGSEGV" in verdict.message
     assert before.proc.poll() is not None  # the old worker is gone, reaped ...
     assert fake_runner.worker is None
@@ -94,7 +94,7 @@ def _campaign(out: Path, backend: str, cases: int, timeout: float = 60) -> Summa
 
 
 @pytest.mark.parametrize("backend,kind,timeout", [
-    ("tests.fakes:segfault", "crash", 60),
+    ("tests.fakes:segfault", "memory-unsafe", 60),
     ("tests.fakes:hang", "timeout", 3),
 ])
 def test_campaign_finishes_and_records_lost_workers(tmp_path: Path, backend: str, kind: str,
@@ -235,6 +235,7 @@ def test_a_dead_workers_message_is_its_last_line_that_is_not_torch_or_python_cha
                    "W1129 09:05:18.099000 13661 torch/utils/cpp_extension.py:183] [0/0] No CUDA "
                    "runtime is found, using CUDA_HOME='/usr/local'\n"
                    "/x.py:3: UserWarning: something\n"
+                   "  warn_once(\n"  # the source line a warning quotes (a night's SIGSEGV)
                    "I1129 09:05:19.5 13661 torch/_inductor/graph.py:3137] Output code written\n\n")
     assert Worker.log_tail(SimpleNamespace(log=log)) == "corrupted size vs. prev_size"
     assert not chatter("E1129 09:05:18.099000 13661 c10/core/x.cpp:12] an error torch logged")

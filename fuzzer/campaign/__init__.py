@@ -1,6 +1,8 @@
 """Stage 6, campaigns: the engines that fill a corpus with findings.
 
-Owns a campaign's settings and case ``i`` as a pure function of them (``settings``), the one loop
+Owns a campaign's settings and case ``i`` as a pure function of them (``settings``), the arms
+(a surface crossed with a strategy) and the plan that splits its time over them by their yield of
+new causes (``arms``), the one loop
 core every engine runs through: budget, ledger, harness log, summary (``loop``), the engines
 (``local``: worker processes here; ``fleet``: Ray actors, needs the ``ray`` extra), error-guided
 search around the best near misses (``guided``) and numfuzz's own failures on a case or a

@@ -35,7 +35,7 @@ from typing import Any
 from fuzzer.campaign import harness
 from fuzzer.campaign.local import run_one
 from fuzzer.campaign.loop import Loop, Outcome, Summary, save_new, unsaved
-from fuzzer.campaign.settings import Settings, kept_case, make_case
+from fuzzer.campaign.settings import Settings, arm_of, kept_case, make_case
 from fuzzer.errors import HarnessError, InputError
 from fuzzer.execute import memcheck
 from fuzzer.execute.runner import RunResult, Task, harness_error
@@ -90,7 +90,7 @@ class CaseRunner:
         ran = run_one(self.settings, self.runner, index, None)
         answer = {"index": index, "verdict": ran.result.verdict.to_dict(), "name": None,
                   "data": None, "strategy": ran.strategy, "seconds": ran.seconds,
-                  "details": ran.details}
+                  "details": ran.details, "arm": ran.arm}
         try:
             kept = kept_case(self.settings, ran.case, ran.task, ran.result.verdict) \
                 if ran.case is not None else None
@@ -179,7 +179,7 @@ class Fleet:
     """The driver's side of a Ray campaign (``run_fleet``)."""
 
     def __init__(self, settings: Settings, slots: int, allow_mixed: bool = False) -> None:
-        if memcheck.active():  # Ray starts its actors itself, not from this environment
+        if memcheck.active() or settings.malloc_check:  # Ray starts its actors itself
             raise InputError("--malloc-check runs local workers only: drop --engine ray")
         self.ray = import_ray()
         self.settings = settings
@@ -458,7 +458,7 @@ def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str]:
         verdict, path, new = harness.error_verdict("saving", err), None, False
         details = harness.traceback_text(err)
     return Outcome(answer["index"], verdict, path, new, answer["strategy"],
-                   answer["seconds"], unwritable), details
+                   answer["seconds"], unwritable, answer.get("arm", "")), details
 
 
 def _worker_kill(settings: Settings, index: int) -> tuple[Outcome, str]:
@@ -467,10 +467,10 @@ def _worker_kill(settings: Settings, index: int) -> tuple[Outcome, str]:
     ``_outcome``."""
     verdict = Verdict(Kind.WORKER_KILL, draw=0, message=f"the actor running case {index} died "
                                                         f"or hung {KILLS_TO_FINDING} times")
-    strategy, unwritable, details = "", "", ""
+    strategy, unwritable, details, arm = "", "", "", ""
     try:
         case, task = make_case(settings, index)
-        strategy = case.origin.get("strategy", "")
+        strategy, arm = case.origin.get("strategy", ""), arm_of(case.origin)
         kept = kept_case(settings, case, task, verdict)
         path, new = save_new(settings.out, kept.file_name(), kept.to_bytes())
     except Exception as err:
@@ -478,4 +478,4 @@ def _worker_kill(settings: Settings, index: int) -> tuple[Outcome, str]:
             unwritable = unsaved(index, verdict, err)
         verdict, path, new = harness.error_verdict("saving", err), None, False
         details = harness.traceback_text(err)
-    return Outcome(index, verdict, path, new, strategy, 0.0, unwritable), details
+    return Outcome(index, verdict, path, new, strategy, 0.0, unwritable, arm), details

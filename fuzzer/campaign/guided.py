@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # torch-free at import: the command line lists SEARCHES witho
     import torch
 
     from fuzzer.corpus.case import Case
+    from fuzzer.execute.recipe import Recipe
     from fuzzer.execute.runner import RunResult, Task
     from fuzzer.ir.graph import Graph
 
@@ -46,6 +47,7 @@ class Parent:
     graph: Graph
     inputs: dict[str, torch.Tensor]
     dtype: str
+    recipe: Recipe | None = None  # the surface it ran on: its mutants run there too
 
 
 class SeedPool:
@@ -66,7 +68,7 @@ class SeedPool:
         if scores[best] < MIN_SCORE:
             return
         parent = Parent(scores[best], case.origin.get("index", -1), case.graph,
-                        task.draws[best], case.dtype)
+                        task.draws[best], case.dtype, case.recipe)
         with self.lock:
             self.parents.append(parent)
             self.parents.sort(key=lambda p: (-p.score, p.index))

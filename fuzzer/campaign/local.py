@@ -15,9 +15,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fuzzer import clock
 from fuzzer.campaign import guided, harness
 from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, save_new, unsaved
-from fuzzer.campaign.settings import Settings, kept_case, make_case
+from fuzzer.campaign.settings import Settings, arm_of, kept_case, make_case, worker_env
 from fuzzer.corpus.case import Case
 from fuzzer.errors import HarnessError
 from fuzzer.execute.runner import RunResult, Task
@@ -39,6 +40,10 @@ class Ran:
     @property
     def strategy(self) -> str:
         return self.case.origin.get("strategy", "") if self.case else NOT_GENERATED
+
+    @property
+    def arm(self) -> str:
+        return arm_of(self.case.origin) if self.case else ""
 
 
 def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
@@ -64,7 +69,8 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     def work(slot: int) -> None:
         threads = max(1, (os.cpu_count() or 1) // settings.workers)
         runner = Runner(settings.device, threads, settings.timeout, gpu=gpus[slot],
-                        warmup=settings.recipe.warms_up, recycle=settings.recycle)
+                        warmup=settings.recipe.warms_up, recycle=settings.recycle,
+                        env=worker_env(settings))
         runners.append(runner)
         try:
             while not failures and not halt.is_set() \
@@ -128,12 +134,12 @@ def run_one(settings: Settings, runner: Runner, index: int,
             pool: guided.SeedPool | None) -> Ran:
     """Generate and run case ``index`` on ``runner``; whatever raises is that case's harness
     error (a ``HarnessError``, the machine itself failing, is raised)."""
-    began = time.monotonic()
+    began = clock.now()  # the budget clock: a simulated one charges each run its fixed cost
     try:
         case, task = make_case(settings, index, pool)
     except Exception as err:
         return Ran(index, None, None, RunResult(harness.error_verdict("generating", err)),
-                   time.monotonic() - began, harness.traceback_text(err))
+                   clock.now() - began, harness.traceback_text(err))
     try:
         result = runner.run(task)
         if pool is not None:  # before this worker's next case is drawn
@@ -143,8 +149,8 @@ def run_one(settings: Settings, runner: Runner, index: int,
     except Exception as err:
         runner.close()  # its state is unknown: the next case gets a fresh worker
         return Ran(index, case, task, RunResult(harness.error_verdict("running", err)),
-                   time.monotonic() - began, harness.traceback_text(err))
-    return Ran(index, case, task, result, time.monotonic() - began)
+                   clock.now() - began, harness.traceback_text(err))
+    return Ran(index, case, task, result, clock.now() - began)
 
 
 def settle(settings: Settings, ran: Ran) -> Outcome:
@@ -157,7 +163,7 @@ def settle(settings: Settings, ran: Ran) -> Outcome:
         ran.details = harness.traceback_text(err)
         if isinstance(err, OSError):  # the corpus itself, not this case: the campaign stops
             outcome.unwritable = unsaved(ran.index, ran.result.verdict, err)
-    outcome.strategy, outcome.seconds = ran.strategy, ran.seconds
+    outcome.strategy, outcome.seconds, outcome.arm = ran.strategy, ran.seconds, ran.arm
     return outcome
 
 

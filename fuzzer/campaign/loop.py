@@ -42,11 +42,12 @@ class Outcome:
     strategy: str = ""  # what the case was spent on (gen.strategy), and the worker seconds
     seconds: float = 0.0
     unwritable: str = ""  # the corpus could not be written (a full disk): the campaign stops
+    arm: str = ""  # the surface/strategy it was spent on (campaign.arms)
 
 
 @dataclass
 class StrategyYield:
-    """What one strategy gave: cases run, findings saved, worker seconds spent."""
+    """What one strategy (or arm) gave: cases run, findings saved, worker seconds spent."""
 
     cases: int = 0
     findings: int = 0
@@ -74,6 +75,7 @@ class Summary:
     elapsed: float = 0.0
     paths: list[str] = field(default_factory=list)
     strategies: dict[str, StrategyYield] = field(default_factory=dict)
+    arms: dict[str, StrategyYield] = field(default_factory=dict)  # the same per surface/strategy
     strongest: str = ""  # the most severe finding's case file: what to look at first
     strongest_verdict: Verdict | None = field(default=None, repr=False)
     # Under freezing: graph values Inductor made constants, per case in each verdict's
@@ -86,13 +88,16 @@ class Summary:
         self.cases += 1
         if verdict.frozen is not None:
             self.frozen.append(verdict.frozen)
-        spent = self.strategies.setdefault(outcome.strategy, StrategyYield())
-        spent.cases += 1
-        spent.seconds += outcome.seconds
+        spent = [self.strategies.setdefault(outcome.strategy, StrategyYield()),
+                 *([self.arms.setdefault(outcome.arm, StrategyYield())] if outcome.arm else [])]
+        for row in spent:
+            row.cases += 1
+            row.seconds += outcome.seconds
         self.judged += verdict.kind != Kind.SKIP
         if verdict.is_finding:
-            spent.findings += 1
-            spent.kinds[verdict.kind] += 1
+            for row in spent:
+                row.findings += 1
+                row.kinds[verdict.kind] += 1
             self.findings[verdict.kind] += 1
             self.paths.append(str(outcome.path))
             if self.strongest_verdict is None \
@@ -126,6 +131,7 @@ class Summary:
                 "elapsed_s": round(self.elapsed, 1), "cases_per_min": round(self.cases_per_min, 2),
                 "corpus": self.paths, "strongest": self.strongest,
                 "strategies": {n: y.to_dict() for n, y in sorted(self.strategies.items())},
+                "arms": {n: y.to_dict() for n, y in sorted(self.arms.items())},
                 **({"frozen": {"cases": len(self.frozen), "folding": sum(f > 0 for f in
                                                                          self.frozen),
                                "constants": sum(self.frozen)}} if self.frozen else {})}

@@ -1,8 +1,10 @@
 """A campaign's settings, and case ``i`` of a campaign as a pure function of them.
 
-Case ``i`` is a pure function of (seed, i, grammar, dtypes, strategy weights, recipe), so any case
-can be regenerated exactly and a campaign resumes from its ledger; with a guided search's pool, a
-case may instead mutate one of the pool's cases (``guided``), and its case file names its parent.
+Case ``i`` is a pure function of (seed, i, grammar, dtypes, strategy weights or the plan of arms,
+recipe), so any case can be regenerated exactly and a campaign resumes from its ledger; with a
+guided search's pool, a case may instead mutate one of the pool's cases (``guided``), and its case
+file names its parent. With a plan (``arms``), case ``i`` draws its arm, a surface and a strategy,
+from it; without one, every case compiles on the recipe's own surface (pinned by flags).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from pathlib import Path
 import torch
 
 from fuzzer.campaign import guided
+from fuzzer.campaign.arms import Plan
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.ledger import DEFAULT_SURFACE, campaigns_in, ledger_path, same_campaign
 from fuzzer.errors import InputError
 from fuzzer.execute import memcheck
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
+from fuzzer.execute.surface import CATALOGUE
 from fuzzer.execute.workers import Recycle
 from fuzzer.gen import inputs, strategy
 from fuzzer.gen.strategy import DRAWS
@@ -49,6 +53,8 @@ class Settings:
     strategies: dict[str, float] | None = None  # name -> weight (gen.strategy); None: defaults
     search: str = "random"  # guided.SEARCHES: guided mutates the best near misses too
     recycle: Recycle = field(default_factory=Recycle)  # when a worker is replaced (workers)
+    plan: Plan | None = None  # arms: surface x strategy by yield (campaign.arms); None: pinned
+    malloc_check: bool = False  # workers under glibc's malloc checking (execute.memcheck)
 
     def weights(self) -> dict[str, float]:
         return self.strategies if self.strategies is not None \
@@ -73,6 +79,8 @@ class Settings:
             key["search"] = self.search
         if self.draws != DRAWS:
             key["draws"] = self.draws
+        if self.plan is not None:
+            key["plan"] = self.plan.fingerprint()
         return key
 
     def check_resume(self) -> None:
@@ -94,9 +102,9 @@ class Settings:
 FLAGS = {"seed": "--seed", "grammar": "--grammar", "dtypes": "--dtype", "backend": "--backend",
          "seed_model": "--seed-model", "strategies": "--strategy", "policy": "--policy",
          "config": "--inductor-config", "surface": "--dynamic/--mode/--training",
-         "search": "--search", "draws": "--draws"}
+         "search": "--search", "draws": "--draws", "plan": "--plan (the arms' shares)"}
 LEFT_OUT = {"policy": "float64", "config": {}, "search": "random", "draws": DRAWS,
-            "surface": DEFAULT_SURFACE}
+            "surface": DEFAULT_SURFACE, "plan": ""}
 
 
 def _filled(key: dict) -> dict:
@@ -121,6 +129,19 @@ def key_difference(recorded: dict, key: dict) -> list[str]:
             if old.get(field) != new.get(field)]
 
 
+def worker_env(settings: Settings) -> dict[str, str] | None:
+    """What a campaign's workers are started with: glibc's malloc checking where asked."""
+    return memcheck.environment() if settings.malloc_check else None
+
+
+def surface_name(recipe: Recipe) -> str:
+    """The catalogue surface a case ran on: its own name, ``default`` for the default compile
+    with no option set, else ``pinned`` (flags chose it: not an arm of the catalogue)."""
+    if recipe.surface.name:
+        return recipe.surface.name
+    return "default" if recipe.surface.is_default and not recipe.config else "pinned"
+
+
 def case_seed(seed: int, index: int) -> int:
     return (seed * 1_000_003 + index) & 0x7FFF_FFFF
 
@@ -131,10 +152,11 @@ def make_case(settings: Settings, index: int,
     search's ``pool``, maybe a mutant of one of its cases instead (``guided.wants_mutant``)."""
     seed = case_seed(settings.seed, index)
     dtype = settings.dtypes[index % len(settings.dtypes)]
+    recipe = settings.recipe
     parent = guided.wants_mutant(seed, pool) if pool is not None else None
     if parent is not None:
         graph, draws = guided.mutant(parent, seed, settings.draws)
-        dtype, chosen = parent.dtype, "guided"
+        dtype, chosen, recipe = parent.dtype, "guided", parent.recipe or recipe
     elif settings.seed_graph is not None:
         from fuzzer.gen.mutate import mutate
 
@@ -142,24 +164,33 @@ def make_case(settings: Settings, index: int,
         draws = inputs.draws_around(graph, settings.seed_inputs or {}, seed, settings.draws)
         chosen = "mutant"
     else:
-        picked = strategy.choose(seed, settings.weights())
+        arm = settings.plan.choose(seed) if settings.plan is not None else None
+        picked = strategy.STRATEGIES[arm.strategy] if arm is not None \
+            else strategy.choose(seed, settings.weights())
+        recipe = settings.recipe.on(CATALOGUE[arm.surface]) if arm is not None else recipe
         graph = strategy.generate(picked, seed, settings.grammar, dtype)
-        if settings.recipe.surface.training:
+        if recipe.surface.training:
             graph = strategy.for_training(graph)
         draws = inputs.draws(graph, seed, settings.draws, picked.cycle)
         chosen = picked.name
-    origin = {"campaign_seed": settings.seed, "index": index, "strategy": chosen}
+    origin = {"campaign_seed": settings.seed, "index": index, "strategy": chosen,
+              "surface": surface_name(recipe)}
     if parent is not None:
         origin.update(parent_index=parent.index, parent_score=round(parent.score, 4))
     if settings.seed_model:
         origin["seed_model"] = settings.seed_model
     case = Case(graph=graph, inputs={}, device=settings.device, dtype=dtype,
-                recipe=settings.recipe, seed=seed,
+                recipe=recipe, seed=seed,
                 grammar="mutant" if settings.seed_graph is not None or parent is not None
                 else settings.grammar, origin=origin)
     task = Task(graph=graph, draws=[d for _, d in draws], magnitudes=[m for m, _ in draws],
-                device=settings.device, recipe=settings.recipe)
+                device=settings.device, recipe=recipe)
     return case, task
+
+
+def arm_of(origin: dict) -> str:
+    """The arm a case was spent on, ``surface/strategy`` (``campaign.arms``), from its origin."""
+    return f"{origin.get('surface', 'default')}/{origin.get('strategy', '')}"
 
 
 def kept_case(settings: Settings, case: Case, task: Task, verdict: Verdict) -> Case | None:
@@ -171,6 +202,6 @@ def kept_case(settings: Settings, case: Case, task: Task, verdict: Verdict) -> C
     case.inputs = task.draws[draw]
     case.verdict = verdict
     case.origin["magnitude"] = task.magnitudes[draw] if task.magnitudes else None
-    if memcheck.active():  # its workers ran under glibc's malloc checking
+    if settings.malloc_check or memcheck.active():  # its worker ran under malloc checking
         case.origin[memcheck.ORIGIN_KEY] = True
     return case

@@ -151,12 +151,12 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
     from fuzzer.user.capture import load_target
 
     case = load_target(target, seed)
-    follow_malloc_check(case.origin)
+    checking = follow_malloc_check(case.origin, case.verdict.kind if case.verdict else "")
     if device != "case":
         case.device = resolve_device(device)
     if target.suffix == ".py":
         _replay_model_file(case, timeout, as_json)
-    result = replay_case(case, timeout=timeout)
+    result = replay_case(case, timeout=timeout, env=checking)
     verdict, outputs = result.verdict, result.outputs
     if as_json:
         click.echo(strict_json({"case": str(target), "judged": judged(verdict),
@@ -296,10 +296,11 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     writable(out or Path("reports") / "min", "-o")
     writable(corpus, "--corpus")
     case = load_target(target, seed)
-    follow_malloc_check(case.origin)
+    checking = follow_malloc_check(case.origin, case.verdict.kind if case.verdict else "")
     if device != "case":
         case.device = resolve_device(device)
-    runner = Watched(Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up))
+    runner = Watched(Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up,
+                            env=checking or None))
     log_lines: list[str] = []
 
     def progress(text: str) -> None:

@@ -103,11 +103,12 @@ def main(trusted: tuple[str, ...], malloc_check: bool) -> None:
         trust_backend(name)
 
 
-def follow_malloc_check(origin: dict) -> None:
-    """A case found under glibc's malloc checking runs under it here too (``memcheck``)."""
+def follow_malloc_check(origin: dict, kind: str = "") -> dict[str, str]:
+    """The environment a case found under glibc's malloc checking, or a memory-unsafe one, runs
+    its workers under here too (``memcheck.follow``; {} where none)."""
     from fuzzer.execute import memcheck
 
-    memcheck.follow(origin, lambda text: click.echo(f"numfuzz: {text}", err=True))
+    return memcheck.follow(origin, lambda text: click.echo(f"numfuzz: {text}", err=True), kind)
 
 
 def writable(folder: Path, option: str) -> Path:
@@ -228,6 +229,93 @@ def compile_options(command: Any) -> Any:
     )):
         command = decorate(command)
     return command
+
+
+def arm_options(command: Any) -> Any:
+    """``--surface``, ``--plan`` and ``--no-malloc-check``: which surfaces of the catalogue a
+    campaign splits its time over by yield (``campaign.arms``), a recorded plan to replay, and
+    whether its CPU workers run under glibc's malloc checking (on by default where glibc has
+    it: a heap overflow then shows every time it happens)."""
+    from fuzzer.execute.surface import CATALOGUE
+
+    for decorate in reversed((
+        click.option("--surface", "surfaces", multiple=True, type=click.Choice(list(CATALOGUE)),
+                     help="A surface of the catalogue to fuzz on (repeatable; default: every one "
+                          "this torch and device run). The time goes to each surface x strategy "
+                          "arm by its yield of new causes per CPU-second. --dynamic, --mode, "
+                          "--training and --inductor-config pin one surface instead."),
+        click.option("--plan", "plan_file", type=click.Path(dir_okay=False, exists=True,
+                                                            path_type=Path),
+                     help="Replay a recorded plan of arms (a night's night.json, or a JSON "
+                          "object with shares and cost): with the same seed, the same cases."),
+        click.option("--no-malloc-check", "no_malloc_check", is_flag=True,
+                     help="Do not run the CPU workers under glibc's malloc checking (on by "
+                          "default where glibc has it; numfuzz --malloc-check forces it)."),
+    )):
+        command = decorate(command)
+    return command
+
+
+def pinned_surface(dynamic: bool, mode: str, training: bool,
+                   inductor_config: tuple[str, ...]) -> bool:
+    """Did the flags pin a compile surface (so no plan of arms is made)?"""
+    return dynamic or mode != "default" or training or bool(inductor_config)
+
+
+def surfaces_of(surfaces: tuple[str, ...], pinned: bool, plan_file: Path | None,
+                seed_model: Path | None = None) -> tuple[str, ...] | None:
+    """The catalogue surfaces a campaign's plan covers, or None for no plan: flags pin one
+    surface, and a seed model is mutated on the surface it came with."""
+    if pinned and (surfaces or plan_file):
+        raise UserError("--surface and --plan choose among the catalogue's surfaces; --dynamic, "
+                        "--mode, --training and --inductor-config pin one of your own: give one "
+                        "or the other")
+    if pinned or seed_model is not None:
+        return None
+    from fuzzer.execute.surface import CATALOGUE
+
+    return surfaces or tuple(CATALOGUE)
+
+
+def plan_of(surfaces: tuple[str, ...] | None, plan_file: Path | None, device: str,
+            backend: str, weights: dict[str, float], pin_strategies: bool,
+            reports: Path | None = None) -> Any:
+    """A campaign's plan of arms (``campaign.arms.Plan``): recorded (``--plan``), or made from
+    the surfaces here that run and the yields ``reports``' store holds (priors without one);
+    None for a pinned surface."""
+    from fuzzer.campaign import arms
+    from fuzzer.execute import surface
+
+    if plan_file is not None:
+        try:
+            data = json.loads(plan_file.read_text())
+        except (OSError, ValueError) as err:
+            raise UserError(f"--plan {plan_file}: not JSON ({err})") from None
+        return arms.Plan.from_dict(data.get("plan", data) if isinstance(data, dict) else data)
+    if surfaces is None:
+        return None
+    entries, why = surface.available(device, backend, list(surfaces))
+    if not entries:
+        raise UserError(f"no surface of {', '.join(surfaces)} runs here: "
+                        + "; ".join(f"{n}: {w}" for n, w in why.items()))
+    used = {}
+    if reports is not None and (reports / "findings.sqlite").is_file():
+        from fuzzer.report.night import arm_history
+        from fuzzer.report.store import Store
+
+        with Store.in_reports(reports) as store:
+            used = arm_history(store, time.strftime("%Y-%m-%d"))
+    return arms.plan(entries, weights, used, pin_strategies=pin_strategies)
+
+
+def malloc_check_by_default(device: str, no_malloc_check: bool) -> bool:
+    """Do a CPU campaign's workers run under glibc's malloc checking (``Settings.malloc_check``)?
+    Yes unless told not to, or glibc has none (then without, as before), or the whole process
+    already runs under it (``numfuzz --malloc-check``)."""
+    from fuzzer.execute import memcheck
+
+    return device == "cpu" and not no_malloc_check and not memcheck.active() \
+        and memcheck.library() is not None
 
 
 def recipe_of(backend: str, inductor_config: tuple[str, ...], dynamic: bool, mode: str,

@@ -20,14 +20,19 @@ import click
 
 from fuzzer.cli.common import (
     UserError,
+    arm_options,
     compile_options,
     follow_malloc_check,
     log_line,
     main,
+    malloc_check_by_default,
     parse_duration,
+    pinned_surface,
+    plan_of,
     recipe_of,
     resolve_device,
     strict_json,
+    surfaces_of,
     writable,
 )
 from fuzzer.judge.kinds import POLICIES
@@ -94,11 +99,11 @@ def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, 
     case = Case.load(case_path)
     if case.verdict is None or not case.verdict.is_finding:
         raise UserError(f"{case_path}: the case records no divergence to triage")
-    follow_malloc_check(case.origin)
+    checking = follow_malloc_check(case.origin, case.verdict.kind if case.verdict else "")
     names = _knobs(knobs)
     pythons = confirm.interpreters(confirm_with)  # a bad one is one line now, before any run
     say = None if as_json else log_line
-    pool = RunnerPool(timeout=timeout, warmup=case.recipe.warms_up)
+    pool = RunnerPool(timeout=timeout, warmup=case.recipe.warms_up, base_env=checking)
     try:
         if names is None:
             attribution, fields = cause_of(case, pool, k=k, progress=say)
@@ -121,14 +126,47 @@ def triage_command(case_path: Path, knobs: str | None, k: int, no_bisect: bool, 
     if as_json:
         confirmed = {"confirmations": [r.to_dict() for r in runs],
                      "confirmed": asdict(decision)} if decision else {}
+        from fuzzer.triage import value
+        from fuzzer.triage.signature import mechanism_of
+
+        worth = value.classify(case, mechanism_of(attribution))
         click.echo(strict_json({"case": str(case_path), "signature": sig,
                                 "signature_caveat": caveat,
-                                "attribution": attribution.to_dict(), **confirmed}))
+                                "attribution": attribution.to_dict(),
+                                "needs": attribution.needs(),
+                                "value_class": {"number": worth.number, "words": worth.words,
+                                                "why": worth.why}, **confirmed}))
     else:
         _print_attribution(case, attribution, sig, caveat)
         if decision is not None:
             _print_confirmations(runs, decision)
     sys.exit(0 if attribution.reproduces else 3)
+
+
+def cause_lines(case: Case, attribution: Attribution) -> list[str]:
+    """What triage says of the cause besides the knobs: the options of its surface it needs,
+    where it first diverges, its value class, and the known entry it is, if any."""
+    from fuzzer.execute.surface import DEPLOYED
+    from fuzzer.triage import known, value
+    from fuzzer.triage.locate import Location
+    from fuzzer.triage.signature import mechanism_of, signature_fields
+
+    lines = []
+    if attribution.surface_knobs():
+        lines.append("needs of its surface: " + (", ".join(attribution.needs()) or
+                                                 "no single option (taking back any one alone "
+                                                 "leaves it)"))
+    elif not any(k in DEPLOYED for k in case.recipe.config):
+        lines.append("needs of its surface: none (a default compile)")
+    located = Location.from_dict(attribution.root)
+    if located is not None:
+        lines.append(f"where: {located.summary()}")
+    root = mechanism_of(attribution)
+    lines.append(value.classify(case, root).line())
+    entry = known.match({**signature_fields(case, attribution), "root": root})
+    if entry is not None:
+        lines.append(f"known: {entry.id} ({entry.state()}): {entry.what[:120]}")
+    return lines
 
 
 def _print_confirmations(runs: list[Run], decision: Decision) -> None:
@@ -167,6 +205,8 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
         table.add_row(k.knob, k.outcome, k.verdict[:60], f"{k.seconds:.1f}")
     console.print(table)
     console.print(f"vanishes with: {', '.join(attribution.vanishing()) or 'no knob'}")
+    for line in cause_lines(case, attribution):
+        console.print(line)
     if attribution.bisect is not None:
         console.print(f"bisector: {bisect_summary(attribution.bisect)}")
     if sig is not None:
@@ -217,6 +257,7 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
                                                        path_type=Path),
               help="Known causes (TOML, see fuzzer/known.toml, the default): hits, not drafts.")
 @compile_options
+@arm_options
 @click.option("--search", type=click.Choice(["random", "guided"]), default="random",
               show_default=True, help="The night's campaign search (see run --help).")
 @CONFIRM_WITH
@@ -226,8 +267,9 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                     workers: int, timeout: float, policy: str, max_drafts: int,
                     strategies: tuple[str, ...], engine: str, ray_address: str | None,
                     known_file: Path | None, dynamic: bool, mode: str,
-                    inductor_config: tuple[str, ...], training: bool, search: str,
-                    confirm_with: tuple[str, ...]) -> None:
+                    inductor_config: tuple[str, ...], training: bool,
+                    surfaces: tuple[str, ...], plan_file: Path | None, no_malloc_check: bool,
+                    search: str, confirm_with: tuple[str, ...]) -> None:
     """Fuzz, minimize, triage, store, draft, recheck; write REPORTS/<date>/SUMMARY.md.
 
     Exit 0: a clean night; 1: a night with harness errors (SUMMARY.md lists them); 2: bad
@@ -245,13 +287,19 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
         writable(corpus, "--corpus")
     device = resolve_device(device)
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
+    chosen = surfaces_of(surfaces, pinned_surface(dynamic, mode, training, inductor_config),
+                         plan_file)
+    weights = parse_weights(strategies, grammar)
+    recorded = plan_of(None, plan_file, device, recipe.backend, weights, bool(strategies))
     campaign = Settings(device=device, cases=cases, grammar=grammar, workers=workers,
-                        recipe=recipe, timeout=timeout,
-                        strategies=parse_weights(strategies, grammar), search=search)
+                        recipe=recipe, timeout=timeout, strategies=weights, search=search)
     settings = NightSettings(reports=reports, campaign=campaign, seconds=seconds, seed=seed,
                              corpus=corpus, k=k, max_calls=max_calls, max_findings=max_findings,
                              bisect=not no_bisect, max_drafts=max_drafts, engine=engine,
-                             ray_address=ray_address)
+                             ray_address=ray_address, surfaces=chosen,
+                             pin_strategies=bool(strategies), recorded_plan=recorded)
+    # the Ray engine's actors do not start from this environment: it never checks them
+    campaign.malloc_check = engine != "ray" and malloc_check_by_default(device, no_malloc_check)
     _knobs(knobs)  # checked, though a night always tries every knob (see --help)
     if confirm_with:
         from fuzzer.triage.confirm import interpreters
@@ -299,13 +347,20 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                                                        path_type=Path),
               help="The known causes the nights used (default: fuzzer/known.toml), to describe "
                    "their hits.")
+@click.option("--yield", "show_yield", is_flag=True,
+              help="The standing yield table instead: per arm (surface / strategy), the cases, "
+                   "CPU-seconds, raw findings and new causes of every night (older nights "
+                   "discounted), the value earned per CPU-hour, and the share the next night's "
+                   "plan gives it.")
 @click.option("--json", "as_json", is_flag=True,
-              help='{"findings": [...], "known": [...]} (and "rechecks" with --recheck).')
+              help='{"findings": [...], "known": [...]} (and "rechecks" with --recheck; '
+                   '{"arms": [...]} with --yield).')
 def findings_command(reports: Path, filed: tuple[str, str] | None,
                      wontfix: tuple[str, str] | None, recheck: bool, k: int, upstream: bool,
-                     known_file: Path | None, as_json: bool) -> None:
-    """The findings store: signature, kind, first/last seen, hits, status and upstream issue
-    (ranked), then the known causes hit. --filed / --wontfix record a cause's upstream issue."""
+                     known_file: Path | None, show_yield: bool, as_json: bool) -> None:
+    """The findings store: value class, signature, kind, first/last seen, hits, status and
+    upstream issue (ranked: value class first), then the known causes hit. --filed / --wontfix
+    record a cause's upstream issue; --yield shows the standing yield table of the arms."""
     from fuzzer.report.draft import ranked
     from fuzzer.report.store import DB_NAME, Store
     from fuzzer.report.summary import known_rows
@@ -315,6 +370,9 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
     if recheck or upstream or filed or wontfix:  # they record what they find in the store
         writable(reports, "--reports")
+    if show_yield:
+        _yield_table(reports, as_json)
+        return
     known_file = known_file or KNOWN_FILE
     entries(known_file)  # a malformed file is one line and exit 2 before anything changes
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
@@ -343,6 +401,44 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
     _print_known(known)
     _print_comments(rechecks)
     _print_last_night(reports)
+
+
+def _yield_table(reports: Path, as_json: bool) -> None:
+    """``findings --yield``: the standing table, with the shares a plan made now would give
+    (over every surface this torch runs on the CPU or, with a GPU, CUDA)."""
+    import time
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from fuzzer.report.store import Store
+    from fuzzer.report.summary import yield_rows
+
+    device = resolve_device("auto")
+    plan = plan_of(surfaces_of((), False, None), None, device, "inductor",
+                   _default_weights(), False, reports)
+    with Store.in_reports(reports) as store:
+        rows = yield_rows(store, time.strftime("%Y-%m-%d"), plan.to_dict())
+    if as_json:
+        click.echo(strict_json({"arms": rows, "device": device}))
+        return
+    table = Table(title=f"{reports}: yield per arm (older nights discounted; next plan on "
+                        f"{device})")
+    for col in ("arm", "cases", "CPU-s", "raw findings", "new causes", "value",
+                "value/CPU-h", "next share"):
+        table.add_column(col, overflow="fold")
+    for r in sorted(rows, key=lambda r: -(r["share"] or 0)):
+        per_hour = "-" if r["value_per_hour"] is None else f"{r['value_per_hour']:.3f}"
+        share = "-" if r["share"] is None else f"{r['share']:.1%}"
+        table.add_row(r["arm"], f"{r['cases']:g}", f"{r['seconds']:.0f}", f"{r['findings']:g}",
+                      f"{r['causes']:g}", f"{r['value']:.2f}", per_hour, share)
+    Console(width=160).print(table)
+
+
+def _default_weights() -> dict[str, float]:
+    from fuzzer.gen.strategy import parse_weights
+
+    return parse_weights(())
 
 
 def _record_upstream(store: Store, state: str, signature: str, url: str,
@@ -392,7 +488,7 @@ def _print_findings(findings: list[Finding], reports: Path) -> None:
     from rich.table import Table
 
     table = Table(title=f"{reports}: {len(findings)} findings (ranked)")
-    for col in ("signature", "kind", "title", "first seen", "last seen", "hits", "k/k",
+    for col in ("class", "signature", "kind", "title", "first seen", "last seen", "hits", "k/k",
                 "status", "upstream"):
         table.add_column(col, overflow="fold")
     for f in findings:
@@ -401,7 +497,8 @@ def _print_findings(findings: list[Finding], reports: Path) -> None:
         if f.fixed_upstream:
             status += f"; fixed upstream in {f.fixed_upstream}"
         upstream = f"{f.upstream_state} {f.upstream_url}" if f.upstream_state else "-"
-        table.add_row(f.signature, f.kind, f.title.removeprefix("[numfuzz] "), f.first_seen,
+        table.add_row(str(f.value_class or "-"), f.signature, f.kind,
+                      f.title.removeprefix("[numfuzz] "), f.first_seen,
                       f.last_seen, str(f.hits), rel, status, upstream)
     Console(width=200).print(table)
 

@@ -13,15 +13,20 @@ import click
 from fuzzer.campaign.guided import SEARCHES
 from fuzzer.cli.common import (
     UserError,
+    arm_options,
     compile_options,
     is_tty,
     main,
+    malloc_check_by_default,
     parse_duration,
+    pinned_surface,
+    plan_of,
     recipe_of,
     resolve_device,
     stamped,
     strict_json,
     supported_dtypes,
+    surfaces_of,
     writable,
 )
 from fuzzer.gen.strategy import DRAWS, STRATEGIES
@@ -80,6 +85,10 @@ if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays
 @click.option("--allow-mixed-versions", is_flag=True,
               help="Ray: fuzz on a fleet whose nodes run different torch versions.")
 @compile_options
+@arm_options
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              help="Split the time over the arms by the yields this nightly store records "
+                   "(default: by the catalogue's priors alone).")
 @click.option("--search", type=click.Choice(SEARCHES), default="random", show_default=True,
               help="guided: also spend half the cases mutating the best near misses so far "
                    "(cases where compiled is closest to failing the verdict rules); see "
@@ -90,7 +99,9 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         timeout: float, resume: bool, keep_benign: bool, policy: str,
         strategies: tuple[str, ...], seed_model: Path | None, engine: str,
         ray_address: str | None, allow_mixed_versions: bool, dynamic: bool, mode: str,
-        inductor_config: tuple[str, ...], training: bool, search: str, as_json: bool) -> None:
+        inductor_config: tuple[str, ...], training: bool, surfaces: tuple[str, ...],
+        plan_file: Path | None, no_malloc_check: bool, reports: Path | None, search: str,
+        as_json: bool) -> None:
     """Fuzz: generate models, run eager/compiled/float64, save findings to --out.
 
     Exit 0: the campaign ran and found nothing; 1: it saved findings; 2: bad input, an output
@@ -113,11 +124,18 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     if workers is None:
         workers = default_cuda_workers(chosen) if device == "cuda" else 1
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
+    chosen_surfaces = surfaces_of(surfaces, pinned_surface(dynamic, mode, training,
+                                                           inductor_config), plan_file, seed_model)
+    weights = parse_weights(strategies, grammar)
     settings = Settings(out=out, device=device, cases=cases, seconds=seconds, seed=seed,
                         grammar=grammar, dtypes=supported_dtypes(device, dtype), draws=draws,
                         workers=workers, gpus=chosen, recipe=recipe, timeout=timeout,
-                        resume=resume, keep_benign=keep_benign,
-                        strategies=parse_weights(strategies, grammar), search=search)
+                        resume=resume, keep_benign=keep_benign, strategies=weights,
+                        search=search,
+                        plan=plan_of(chosen_surfaces, plan_file, device, recipe.backend, weights,
+                                     bool(strategies), reports))
+    # the Ray engine's actors do not start from this environment: it never checks them
+    settings.malloc_check = engine != "ray" and malloc_check_by_default(device, no_malloc_check)
     if seed_model is not None:
         from fuzzer.user.capture import capture_file
 

@@ -10,10 +10,13 @@ from fuzzer.execute.runner import RunResult
 from fuzzer.execute.workers import Runner
 
 
-def replay_case(case: Case, timeout: float = 300, runner: Runner | None = None) -> RunResult:
-    """Run the case once in a worker (``runner``, or one of its own); its verdict and outputs."""
+def replay_case(case: Case, timeout: float = 300, runner: Runner | None = None,
+                env: dict[str, str] | None = None) -> RunResult:
+    """Run the case once in a worker (``runner``, or one of its own, started with ``env``:
+    glibc's malloc checking, ``execute.memcheck.follow``); its verdict and outputs."""
     own = runner is None
-    runner = runner or Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
+    runner = runner or Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up,
+                              env=env or None)
     try:
         return runner.run(case.task(keep_outputs=True))
     finally:

@@ -27,7 +27,7 @@ ALLOWED: dict[str, tuple[tuple[type, ...], tuple | None]] = {
         "layout_optimization", "triton.persistent_reductions", "use_fast_math",
         "cpp.use_decompose_tanh", "triton.use_block_ptr", "group_fusion",
         "joint_graph_constant_folding", "conv_1x1_as_mm", "keep_output_stride",
-        "implicit_fallbacks", "force_same_precision")},
+        "implicit_fallbacks", "force_same_precision", "batch_invariant")},
     "cpp.simdlen": ((int, type(None)), None),
     "cpp.enable_floating_point_contract_flag": ((str,), ("off", "on", "fast")),
     "numerics": ((str,), ("default", "strict_pointwise", "strict_reduction", "strict")),

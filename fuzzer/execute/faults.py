@@ -13,6 +13,12 @@
   type for "out of resource" (a kernel asking for more shared memory than the GPU has): that is a
   compiled kernel that cannot run, judged as a crash like any other.
 
+- **Memory safety** (``judge.kinds.memory_class``): a worker killed by glibc's own abort on a
+  corrupted heap ("free(): invalid next size", "double free or corruption"), by SIGSEGV or
+  SIGBUS, or a CUDA illegal memory access or misaligned address is a compiled kernel reading or
+  writing outside its buffers: its own kind of finding (``memory-unsafe``), not a generic crash
+  (``as_memory_unsafe``).
+
 Errors are told apart by their type's name and message as torch raises them (an error line,
 ``runner.error_line``): ``torch.AcceleratorError`` (torch 2.8 and later) or ``RuntimeError:
 CUDA error: …``; for kernels Inductor launches, ``CUDA driver error: …`` (its static launcher) or
@@ -20,6 +26,8 @@ CUDA error: …``; for kernels Inductor launches, ``CUDA driver error: …`` (it
 """
 
 from __future__ import annotations
+
+from fuzzer.judge.kinds import Kind, memory_class
 
 # cudaError_t messages of the sticky errors (700, 702, 710, 714-719).
 STICKY = ("illegal memory access", "the launch timed out", "device-side assert triggered",
@@ -46,6 +54,12 @@ def poisons_context(text: str) -> bool:
         return False
     lowered = text.lower()
     return any(word in lowered for word in STICKY) or any(p in text for p in CUDA_PREFIXES)
+
+
+def as_memory_unsafe(kind: str, text: str) -> str:
+    """The kind of a compiled run that failed with ``text``: ``memory-unsafe`` for a crash that
+    is one (``judge.kinds.memory_class``), else ``kind`` as it was."""
+    return Kind.MEMORY if kind == Kind.CRASH and memory_class(text) else kind
 
 
 def oom_message(text: str) -> str:

@@ -9,8 +9,11 @@ invalid pointer"). The worker then dies with SIGABRT, and the case is a ``crash`
 glibc's message: a memory-safety bug in compiled code becomes a finding every time it runs.
 (Inductor's C++ GEMM template writing a bf16 tile into a uint8 output was found this way.)
 
-It is set in this process's environment before any worker, zygote or script starts, so all of
-them inherit it; numfuzz's own process is not checked (it runs no compiled code). The library is
+``numfuzz --malloc-check`` sets it in this process's environment before any worker, zygote or
+script starts, so all of them inherit it; numfuzz's own process is not checked (it runs no
+compiled code). A campaign checks its workers by default on the CPU (``Settings.malloc_check``:
+each worker started with ``environment()``), and a case that needs it is replayed with it
+(``follow``), without changing this process's environment. The library is
 the one beside the libc this process runs, never a path from a case file: a case found under
 checking records only ``origin["malloc_check"] = True`` (``follow`` turns checking on to replay it).
 It costs a check byte and a check per allocation. (A zygote started before checking was turned
@@ -24,6 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from fuzzer.errors import InputError
+from fuzzer.judge.kinds import Kind
 
 LIBRARY = "libc_malloc_debug.so.0"
 TUNABLE = "glibc.malloc.check=3"  # check bytes, and abort on the first corruption found
@@ -71,16 +75,22 @@ def enable() -> None:
     os.environ.update(environment())
 
 
-def found_under(origin: Mapping) -> bool:
-    """Was the case with this origin found under checking?"""
-    return origin.get(ORIGIN_KEY) is True
+def found_under(origin: Mapping, kind: str = "") -> bool:
+    """Does the case with this origin (and verdict ``kind``) run under checking: found under
+    it, or memory-unsafe (a heap corruption that shows only some of the time without it shows
+    every time with it)?"""
+    return origin.get(ORIGIN_KEY) is True or kind == Kind.MEMORY
 
 
-def follow(origin: Mapping, say: Callable[[str], None]) -> None:
-    """Replay a case found under checking under it too (it may not reproduce without)."""
-    if found_under(origin) and not active():
-        enable()
-        say("this case was found under glibc's malloc checking: running under it too")
+def follow(origin: Mapping, say: Callable[[str], None], kind: str = "") -> dict[str, str]:
+    """The environment that runs a case found under checking, or a memory-unsafe one, under
+    checking too (it may not reproduce without), for the workers that replay it; {} where it
+    needs none, runs under it already, or glibc has no checking. Nothing global changes."""
+    if not found_under(origin, kind) or active() or library() is None:
+        return {}
+    say("this case was found under glibc's malloc checking, or is memory-unsafe: running its "
+        "workers under it too")
+    return environment()
 
 
 def shell_prefix() -> str:

@@ -45,22 +45,24 @@ class RunnerPool:
 
     def __init__(self, runners: dict[str, TaskRunner] | None = None, timeout: float = 300,
                  warmup: bool = True, factory: Callable[[str, dict], TaskRunner] | None = None,
-                 recycle: Recycle = NEVER, threads: int = 1) -> None:
+                 recycle: Recycle = NEVER, threads: int = 1,
+                 base_env: dict[str, str] | None = None) -> None:
         self.runners: dict[tuple, TaskRunner] = {}
+        self.base_env = dict(base_env or {})  # every runner's (glibc's malloc checking)
         self.owned: set[tuple] = set()
         self.timeout, self.warmup, self.recycle, self.threads = timeout, warmup, recycle, threads
         self.factory = factory  # (device, env) -> a runner elsewhere (a Ray fleet's actor)
         for device, runner in (runners or {}).items():
-            self.runners[(device, ())] = runner
+            self.runners[(device, tuple(sorted(self.base_env.items())))] = runner
 
     def get(self, device: str, env: dict | None = None) -> TaskRunner:
         """A runner for ``device``; with ``env``, one started under it, compiling afresh."""
-        env = {**env, **FRESH_ENV} if env else {}
+        env = {**self.base_env, **env, **FRESH_ENV} if env else dict(self.base_env)
         key = (device, tuple(sorted(env.items())))
         if key not in self.runners:
             self.runners[key] = self.factory(device, env) if self.factory else \
-                Runner(device, self.threads, timeout=self.timeout, env=env, warmup=self.warmup,
-                       recycle=self.recycle)
+                Runner(device, self.threads, timeout=self.timeout, env=env or None,
+                       warmup=self.warmup, recycle=self.recycle)
             self.owned.add(key)
         return self.runners[key]
 

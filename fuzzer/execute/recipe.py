@@ -26,7 +26,7 @@ from typing import Any
 from fuzzer.errors import CaseError
 from fuzzer.execute import config as inductor_options
 from fuzzer.execute.flags import Flags
-from fuzzer.execute.surface import Surface
+from fuzzer.execute.surface import Entry, Surface
 from fuzzer.judge.kinds import POLICIES
 
 BUILTIN_BACKENDS = ("inductor", "aot_eager", "eager")
@@ -72,15 +72,21 @@ class Recipe:
     # ------------------------------------------------------------ variations
 
     def with_knob(self, config: dict | None = None, backend: str | None = None,
-                  flags: dict | None = None) -> Recipe:
+                  flags: dict | None = None, surface: dict | None = None) -> Recipe:
         """This recipe with ``config`` patched on top of its own, ``backend`` (if given)
-        instead of its own and ``flags`` (field -> value) changed: one knob of triage's
-        ablation."""
+        instead of its own, ``flags`` (field -> value) and its surface's fields ``surface``
+        changed: one knob of triage's ablation."""
         changed = self.flags
         if flags:
             changed = (self.flags if self.flags is not None else Flags()).with_changes(flags)
         return replace(self, backend=backend or self.backend,
-                       config={**self.config, **(config or {})}, flags=changed)
+                       config={**self.config, **(config or {})}, flags=changed,
+                       surface=replace(self.surface, **surface) if surface else self.surface)
+
+    def on(self, entry: Entry) -> Recipe:
+        """This recipe on a catalogue surface: its compile arguments, and its Inductor options
+        under the campaign's own (``--inductor-config`` still has the last word)."""
+        return replace(self, surface=entry.surface, config={**entry.options, **self.config})
 
     def fresh(self) -> Recipe:
         """The same, compiled afresh (no FX or Inductor cache hits): what every k/k check,

@@ -24,6 +24,7 @@ from fuzzer.execute.recipe import Recipe
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, rules, semantics
+from fuzzer.judge.details import Details
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import RAISED
 from fuzzer.judge.oracle import Kind, Verdict
@@ -171,11 +172,15 @@ def inductor_config(overrides: dict) -> contextlib.AbstractContextManager:
 
 def run_task(task: Task) -> RunResult:
     """Judge every draw; the most severe verdict (and its outputs when asked). A draw whose
-    error poisoned the CUDA context ends the task (``faults``): its worker must be replaced."""
+    error poisoned the CUDA context ends the task (``faults``): its worker must be replaced.
+    The surface's own checks come around the draws: automatic dynamic's first call at another
+    size before them (``first_call_elsewhere``), a promise after them (``promise_kept``)."""
     task.recipe.check_for(task.device)
     programs = Programs.build(task.graph, task.recipe.surface.training)
     torch._dynamo.reset()
-    compiled = programs.compiled(task.recipe)
+    compiled, refused = prepared(programs, task.recipe, task.draws[0], task.device)
+    if refused is not None:
+        return RunResult(refused)
     verdicts, kept = [], []
     lost = False
     for i, inputs in enumerate(task.draws):
@@ -194,10 +199,126 @@ def run_task(task: Task) -> RunResult:
     if not lost and worst.draw is not None:
         args = [rules.fresh(task.draws[worst.draw][str(n)], task.device)
                 for n in task.graph.input_ids()]
-        worst = expected_by_default(worst, task.graph, task.recipe, lambda emulated: run_draw(
-            programs, programs.compiled(emulated), args, emulated)[0])
+
+        def emulated_run(emulated: Recipe) -> Verdict:
+            again, refused = prepared(programs, emulated, task.draws[worst.draw], task.device)
+            return refused or run_draw(programs, again, args, emulated)[0]
+
+        worst = expected_by_default(worst, task.graph, task.recipe, emulated_run)
+        if task.recipe.surface.promise and not worst.is_finding and worst.kind != Kind.SKIP:
+            worst = promise_kept(worst, programs, compiled, args, task.recipe,
+                                 kept[worst.draw])
     outputs = kept[worst.draw] if task.keep_outputs and worst.draw is not None else {}
     return RunResult(worst, [v.score for v in verdicts], outputs, context_lost=lost)
+
+
+def prepared(programs: Programs, recipe: Recipe, draw: dict[str, torch.Tensor], device: str
+             ) -> tuple[Callable, Verdict | None]:
+    """The program compiled as ``recipe`` says, and on the automatic-dynamic surface its first
+    call made at another size (``first_call_elsewhere``): a verdict instead where that call
+    shows something (the program takes no other size: a skip; compiled fails: a crash)."""
+    compiled = programs.compiled(recipe)
+    if not recipe.surface.automatic:
+        return compiled, None
+    args = [rules.fresh(draw[str(n)], device) for n in programs.graph.input_ids()]
+    return compiled, first_call_elsewhere(programs, compiled, args, recipe)
+
+
+def batch_positions(graph: Graph, args: list[torch.Tensor]) -> list[int]:
+    """The inputs that carry the batch: the activations (not weights or state) whose first dim
+    is the first activation's."""
+    roles = [graph.node(n).role for n in graph.input_ids()]
+    activations = [i for i, (role, t) in enumerate(zip(roles, args)) if role == "x" and t.dim()]
+    if not activations:
+        return []
+    size = args[activations[0]].shape[0]
+    return [i for i in activations if args[i].shape[0] == size]
+
+
+def first_call_elsewhere(programs: Programs, compiled: Callable, args: list[torch.Tensor],
+                         recipe: Recipe) -> Verdict | None:
+    """Automatic dynamic (torch.compile's default ``dynamic=None``): one call with the batch a
+    row longer (``rules.grown``) before the judged ones, so that they run the kernel Inductor
+    recompiles with the batch symbolic. None when that call went through; a skip where the
+    program takes no other batch size (eager refuses it, or it has no batch); the verdict of a
+    compiled failure on that call (a crash)."""
+    batch = batch_positions(programs.graph, args)
+    if not batch:
+        return Verdict(Kind.SKIP, message="automatic dynamic: the program has no batch dim")
+    grown = rules.grown(args, batch)
+    try:
+        _call(programs.model, grown, programs.written, False)
+    except Exception as err:
+        return Verdict(Kind.SKIP, message="automatic dynamic: the program takes no other "
+                                          f"batch size ({error_line(err)})")
+    try:
+        with inductor_config(recipe.config):
+            _compiled_run(compiled, grown, programs.written, False)
+    except Exception as err:
+        failure = compiled_failure(err, recipe, [])
+        failure.message = f"{failure.message} [on the first call, a batch one row longer]"
+        return failure
+    return None
+
+
+def promise_kept(verdict: Verdict, programs: Programs, compiled: Callable,
+                 args: list[torch.Tensor], recipe: Recipe, outputs: dict) -> Verdict:
+    """``verdict``, or a ``promise`` verdict where the surface's promise is broken on this draw:
+    ``strict``, an output computed by ops numerics="strict" covers only
+    (``semantics.strict_promised``) that is not eager's bit for bit; ``batch-invariant``, a row
+    computed in the batch whose bits differ from the same row computed alone (where float64
+    says the program computes each row from that row only)."""
+    graph, promise = programs.graph, recipe.surface.promise
+    keys = semantics.judged(graph)
+    if promise == "strict":
+        for i, key in enumerate(keys):
+            eager, compiled_out = outputs.get("eager", []), outputs.get("compiled", [])
+            if i < len(eager) and i < len(compiled_out) and \
+                    semantics.strict_promised(graph, key) and \
+                    not rules.same_bits(eager[i], compiled_out[i]):
+                differ = int((eager[i] != compiled_out[i].to(eager[i].device)).sum())
+                return _broken(verdict, i, key, eager[i], f"numerics='strict' promises "
+                               f"eager's values; {differ} of {eager[i].numel()} elements differ")
+        return verdict
+    apart = rows_apart(programs, compiled, args, recipe)
+    for i, rows in enumerate(apart):
+        if rows:
+            return _broken(verdict, i, keys[i], outputs["compiled"][i],
+                           f"batch_invariant promises a row's result whatever its batch; rows "
+                           f"{rows[:8]} differ bit for bit from the same rows computed alone")
+    return verdict
+
+
+def rows_apart(programs: Programs, compiled: Callable, args: list[torch.Tensor],
+               recipe: Recipe) -> list[list[int]]:
+    """Per output, the rows whose compiled bits in the batch differ from the same row computed
+    alone (``rules.rows_apart``); [] where the promise does not apply: no batch of two rows, a
+    program that writes its inputs, or one float64 says mixes rows."""
+    batch = batch_positions(programs.graph, args)
+    if not batch or programs.written or args[batch[0]].shape[0] < 2:
+        return []
+    rows = [[a[r:r + 1] if i in batch else a for i, a in enumerate(args)]
+            for r in range(args[batch[0]].shape[0])]
+    whole64 = rules.float64_run(lambda *wide: rules.call(programs.model, wide)[0], args)
+    for r, row in enumerate(rows):
+        alone64 = rules.float64_run(lambda *wide: rules.call(programs.model, wide)[0], row)
+        if not all(w.dim() and torch.allclose(w[r:r + 1].double(), a.double(), rtol=1e-9,
+                                              atol=0.0, equal_nan=True)
+                   for w, a in zip(whole64, alone64)):
+            return []  # a row's result depends on other rows: nothing is promised
+    with inductor_config(recipe.config):
+        whole = _compiled_run(compiled, args, programs.written, False)[0]
+        alone = [_compiled_run(compiled, row, programs.written, False)[0] for row in rows]
+    return rules.rows_apart(whole, alone)
+
+
+def _broken(verdict: Verdict, output: int, key: int | tuple, value: torch.Tensor,
+            reason: str) -> Verdict:
+    node = key if isinstance(key, int) else key[1]
+    out = oracle.OutputVerdict(output, node, Kind.PROMISE,
+                               str(value.dtype).removeprefix("torch."), Details(reason=reason))
+    return dataclasses.replace(verdict, kind=Kind.PROMISE, output=output, node=node,
+                               outputs=[*verdict.outputs, out], message=reason)
 
 
 # Inductor keeps fp16/bf16 values (and explicit round trips through them) in float32 inside its
@@ -292,17 +413,9 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
             out_all, compiled_did = _compiled_run(compiled, args, programs.written, training)
             second, _ = _compiled_run(compiled, args, programs.written, training)  # cheap
     except Exception as err:
-        line = error_line(err)
-        if faults.out_of_memory(line):
-            return Verdict(Kind.SKIP, message=faults.oom_message(line), sdpa=sdpa), \
-                {"eager": eager_all}
-        if graph_break(err):  # fullgraph=True asked for one graph; Dynamo declines a feature
-            return Verdict(Kind.SKIP, message=f"graph break: {line}", sdpa=sdpa), {}
-        if no_gemm_choice(err, recipe.config):
-            return Verdict(Kind.SKIP, message="no GEMM implementation among the campaign's "
-                           f"max_autotune_gemm_backends takes this one: {line}", sdpa=sdpa), {}
-        return Verdict(Kind.CRASH, message=line, frames=rules.torch_frames(err), sdpa=sdpa), \
-            {"eager": eager_all}
+        failure = compiled_failure(err, recipe, sdpa)
+        return failure, {} if failure.kind == Kind.SKIP and not \
+            failure.message.startswith(faults.OUT_OF_MEMORY) else {"eager": eager_all}
     try:
         unstable = oracle.either(unstable, oracle.run_to_run(out_all, second))
     except ValueError:
@@ -343,6 +456,23 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     outputs = {"eager": [t.cpu() for t in eager_all], "compiled": [t.cpu() for t in out_all],
                "fp64": [t.cpu() for t in ref_all]}
     return verdict, outputs
+
+
+def compiled_failure(err: BaseException, recipe: Recipe, sdpa: list[str]) -> Verdict:
+    """The verdict of a compiled run that raised: out of memory, a graph break (fullgraph=True
+    asked for one graph; Dynamo declines a feature) and no GEMM implementation among the
+    campaign's ``max_autotune_gemm_backends`` are skips; a memory-unsafe error is its own kind
+    (``faults.as_memory_unsafe``); anything else is a crash, told apart by its type and frames."""
+    line = error_line(err)
+    if faults.out_of_memory(line):
+        return Verdict(Kind.SKIP, message=faults.oom_message(line), sdpa=sdpa)
+    if graph_break(err):
+        return Verdict(Kind.SKIP, message=f"graph break: {line}", sdpa=sdpa)
+    if no_gemm_choice(err, recipe.config):
+        return Verdict(Kind.SKIP, message="no GEMM implementation among the campaign's "
+                       f"max_autotune_gemm_backends takes this one: {line}", sdpa=sdpa)
+    return Verdict(faults.as_memory_unsafe(Kind.CRASH, line), message=line,
+                   frames=rules.torch_frames(err), sdpa=sdpa)
 
 
 Did = tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]  # rules.call: shares, touched

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fuzzer import clock
 from fuzzer.errors import HarnessError
-from fuzzer.execute import zygote
+from fuzzer.execute import faults, zygote
 from fuzzer.judge.kinds import Kind
 
 if TYPE_CHECKING:  # torch is imported in the child, and by the driver only when a reply comes
@@ -63,9 +63,11 @@ _TORCH_LOG = re.compile(r"^[IWV]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ")
 
 
 def chatter(line: str) -> bool:
-    """Is this line of a worker's or script's stderr only chatter (blank, a Python warning,
-    torch's info/warning log), never the reason it died?"""
-    return not line.strip() or "Warning" in line or bool(_TORCH_LOG.match(line))
+    """Is this line of a worker's or script's stderr only chatter (blank, a Python warning and
+    the indented source line it quotes, a traceback's frames, torch's info/warning log), never
+    the reason it died?"""
+    return not line.strip() or line.startswith((" ", "\t")) or "Warning" in line or \
+        bool(_TORCH_LOG.match(line))
 
 
 @dataclass(frozen=True)
@@ -333,7 +335,7 @@ class Runner:
             self.worker.close()
             self.worker = None
             clock.spent(clock.RUN, budget, cut=lost.kind == Kind.TIMEOUT)
-            return RunResult.lost(lost.kind, str(lost))
+            return RunResult.lost(faults.as_memory_unsafe(lost.kind, str(lost)), str(lost))
         in_time = clock.spent(clock.RUN, budget)  # the budget clock's hook (``fuzzer.clock``)
         self.served += 1
         if not in_time:  # a simulated clock: this run outlasted its time there, so it was cut

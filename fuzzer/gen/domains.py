@@ -24,6 +24,10 @@ Integer domains (for integer inputs; bool inputs are fair coins): ``small`` (-10
 beyond 2^31, the full range for narrower types). Index inputs (role ``index``) are always in
 range: out of range is an eager error.
 
+Edge values (``edge_mask``, ``edge_words``): what maintainers call edge cases, the values a cause
+may need and a report must then say it needs: inf, NaN, a value near its dtype's largest, a
+subnormal, an integer at its type's limit, an empty tensor. Everything else is ordinary.
+
 Layouts (``LAYOUTS``, ``lay_out``): how an input is stored, the same values transposed, permuted,
 channels-last, stepped in the last dim or in the rows, in padded rows, at an offset, or expanded;
 ``assign_layouts`` gives any program's inputs, activations and weights, one.
@@ -46,6 +50,49 @@ Domain = Callable[[Shape, torch.dtype, torch.Generator, tuple[float, ...]], torc
 LARGE = {torch.float16: 300.0, torch.bfloat16: 1e5, torch.float32: 1e5, torch.float64: 1e5}
 TINY = {torch.float16: 2e-4, torch.bfloat16: 1e-6, torch.float32: 1e-6, torch.float64: 1e-6}
 DECIMAL_STEPS = (0.1, 0.2, 0.3, 0.7, 1.0 / 3.0)
+
+
+NEAR_MAX = 2.0 ** -10  # within ten binades of the largest finite value: near it
+
+
+def edge_mask(t: torch.Tensor) -> torch.Tensor:
+    """Per element of ``t`` (its values, not the gaps of its storage): is it an edge value?"""
+    if t.dtype == torch.bool:
+        return torch.zeros(t.shape, dtype=torch.bool)
+    v = t.detach().cpu()
+    if v.is_floating_point():
+        info = torch.finfo(v.dtype)
+        a = v.double().abs()
+        return ~torch.isfinite(v) | (a >= info.max * NEAR_MAX) | ((a > 0) & (a < info.tiny))
+    if v.is_complex():
+        return torch.zeros(t.shape, dtype=torch.bool)
+    info = torch.iinfo(v.dtype)
+    w = v.long() if v.dtype != torch.uint64 else v
+    return (w >= info.max - 1) | (w <= info.min + 1) if info.min < 0 else w >= info.max - 1
+
+
+def edge_words(t: torch.Tensor) -> list[str]:
+    """What makes ``t`` an edge input, in words (none for an ordinary one)."""
+    if t.numel() == 0:
+        return ["empty"]
+    v = t.detach().cpu()
+    mask = edge_mask(v)
+    if not bool(mask.any()):
+        return []
+    if not v.is_floating_point():
+        return ["at its type's limit"]
+    words = []
+    if bool(torch.isinf(v).any()):
+        words.append("inf")
+    if bool(torch.isnan(v).any()):
+        words.append("NaN")
+    a = v.double().abs()
+    info = torch.finfo(v.dtype)
+    if bool(((a >= info.max * NEAR_MAX) & torch.isfinite(a)).any()):
+        words.append("near its dtype's largest value")
+    if bool(((a > 0) & (a < info.tiny)).any()):
+        words.append("subnormal")
+    return words
 
 
 def _normal(shape: Shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:

@@ -36,6 +36,8 @@ class DivergenceKey:
 
     @classmethod
     def of(cls, verdict: Verdict) -> DivergenceKey:
+        if verdict.kind == Kind.MEMORY:  # one bug whatever way the process died this time (a
+            return cls(verdict.kind)  # glibc abort in one run, a segfault in the next)
         if verdict.kind in RAISED:
             return cls(verdict.kind, None, error_type(verdict.message), tuple(verdict.frames))
         out = verdict.diverging

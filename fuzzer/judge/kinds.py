@@ -19,6 +19,12 @@ class Kind(StrEnum):
     META = "meta"
     ALIASING = "aliasing"  # which outputs share storage with inputs, or what compiled wrote
     CRASH = "crash"
+    # A write or read outside a buffer (``memory_class``): a worker the allocator
+    # aborted (heap corruption), one killed by SIGSEGV or SIGBUS, a CUDA illegal memory access
+    MEMORY = "memory-unsafe"
+    # A torch's exact promise on a surface broken (``numerics="strict"``: eager's values;
+    # ``batch_invariant``: a row the same computed alone as in its batch), bit for bit
+    PROMISE = "promise"
     TIMEOUT = "timeout"
     WORKER_KILL = "worker-kill"
     ACCURACY = "accuracy"
@@ -35,12 +41,37 @@ class Kind(StrEnum):
 
 
 # Most severe first. Everything in SEVERITY is a finding; the rest are not.
-SEVERITY = (Kind.NONFINITE, Kind.INT_FLIP, Kind.HIDDEN_NONFINITE, Kind.META, Kind.ALIASING,
-            Kind.CRASH, Kind.TIMEOUT, Kind.WORKER_KILL, Kind.ACCURACY, Kind.SIGNED_ZERO,
-            Kind.PARITY)
+SEVERITY = (Kind.MEMORY, Kind.NONFINITE, Kind.INT_FLIP, Kind.HIDDEN_NONFINITE, Kind.META,
+            Kind.ALIASING, Kind.PROMISE, Kind.CRASH, Kind.TIMEOUT, Kind.WORKER_KILL,
+            Kind.ACCURACY, Kind.SIGNED_ZERO, Kind.PARITY)
 # Not findings, but counted: saved only with --keep-benign.
 COUNTED = (Kind.WEAK_FLIP, Kind.BENIGN, Kind.EXPECTED)
 RANK = SEVERITY + COUNTED  # how outputs and draws are ordered when picking the case's verdict
-RAISED = (Kind.CRASH, Kind.TIMEOUT)  # told apart by the exception, not by an output
+# Told apart by the exception (or the way the worker died), not by an output
+RAISED = (Kind.CRASH, Kind.TIMEOUT, Kind.MEMORY)
 FLIPS = (Kind.INT_FLIP, Kind.WEAK_FLIP, Kind.PARITY)  # discrete codes that differ
 POLICIES = ("float64", "parity")  # what a discrete mismatch is judged against (--policy)
+
+
+# What glibc prints when it aborts on a corrupted heap (malloc/malloc.c's malloc_printerr).
+HEAP_ABORTS = ("free(): ", "malloc(): ", "realloc(): ", "double free or corruption",
+               "corrupted size vs. prev_size", "corrupted double-linked list",
+               "munmap_chunk(): ", "malloc_consolidate(): ", "_int_free(): ", "_int_malloc(): ",
+               "tcache_thread_shutdown(): ", "malloc_check_", "corrupted top size")
+INVALID_ACCESS = ("worker killed by SIGSEGV", "worker killed by SIGBUS", "illegal memory access",
+                  "misaligned address")
+HEAP = "heap corruption"
+ACCESS = "invalid memory access"
+
+
+def memory_class(text: str) -> str:
+    """``HEAP`` or ``ACCESS`` when this crash is memory-unsafe, else '': a worker glibc aborted
+    on a corrupted heap (its message is ``worker killed by SIGABRT: <the last line it logged>``),
+    one killed by SIGSEGV or SIGBUS, a CUDA illegal memory access or misaligned address. The class
+    is what a draft's title says; it does not tell bugs apart: one heap overflow aborts in glibc in
+    one run and segfaults in the next."""
+    if text.startswith("worker killed by SIGABRT") and any(m in text for m in HEAP_ABORTS):
+        return HEAP
+    if any(m in text for m in INVALID_ACCESS):
+        return ACCESS
+    return ""

@@ -27,7 +27,7 @@ import torch
 
 from fuzzer.judge import rules
 from fuzzer.judge.details import Agrees, Details, Distance, Element, given
-from fuzzer.judge.kinds import FLIPS, RAISED, RANK, SEVERITY, Kind
+from fuzzer.judge.kinds import FLIPS, RAISED, RANK, SEVERITY, Kind, memory_class
 
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "bfloat16": 1e-2, "float16": 1e-2}
 MAX_ELEMENTS = 8  # differing elements recorded per output
@@ -76,6 +76,8 @@ class Verdict:
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)  # ValueError on a kind numfuzz does not know
+        if self.kind == Kind.CRASH and memory_class(self.message):  # recorded before numfuzz
+            self.kind = Kind.MEMORY  # told memory-unsafe crashes apart: the same bug
 
     @property
     def is_finding(self) -> bool:

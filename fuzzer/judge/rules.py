@@ -209,6 +209,31 @@ def same_bits(a, b):
     return bool((a == b).all())
 
 
+def grown(inputs, batch):
+    """Automatic dynamic's first call: each input at a position in ``batch`` one row longer in
+    its first dim (its first row repeated; a row of ones where it is empty), the rest as they
+    are. The call after it, at the size the case records, recompiles with that dim symbolic."""
+    out = []
+    for i, t in enumerate(inputs):
+        if i in batch:
+            row = t[:1] if t.shape[0] else torch.ones((1, *t.shape[1:]), dtype=t.dtype,
+                                                      device=t.device)
+            t = torch.cat([t, row])
+        out.append(t)
+    return out
+
+
+def rows_apart(outputs, row_outputs):
+    """The batch-invariance promise: per output, the rows (first dim) computed in the batch
+    (``outputs``) whose bits differ from the same row computed alone (``row_outputs``: per row,
+    the outputs of that row's call)."""
+    apart = []
+    for i, whole in enumerate(outputs):
+        apart.append([r for r, alone in enumerate(row_outputs)
+                      if not same_bits(whole[r:r + 1].cpu(), alone[i].cpu())])
+    return apart
+
+
 def forward_backward(fn, inputs, written=()):
     """What a training run is judged on: ``fn``'s outputs, the inputs at positions ``written``
     as the call left them, then the gradient of the sum of its float outputs with respect to

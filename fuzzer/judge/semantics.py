@@ -415,7 +415,7 @@ def _unsigned(graph: Graph, node_id: int, fp64: dict) -> torch.Tensor | None:
     if rule is None or not all(isinstance(v, torch.Tensor) for v in values):
         return None
     mask = rule([v.cpu() for v in values[:-1]], [graph.node(i).is_input for i in node.inputs],
-                values[-1].cpu())
+                values[-1].cpu(), node.attrs)
     return torch.broadcast_to(mask, node.shape) if bool(mask.any()) else None
 
 
@@ -447,6 +447,19 @@ def judged(graph: Graph) -> list:
     state it leaves behind: the final value of each graph input it writes, keyed
     ``("final", n)`` in a trace (``render``) and named by its input node ``n`` in a verdict."""
     return [*graph.outputs, *(("final", n) for n in graph.written_inputs())]
+
+
+def strict_promised(graph: Graph, key: int | tuple) -> bool:
+    """Does numerics="strict" promise eager's bits for this judged value: is every op it flows
+    through one the promise covers (``OpSpec.strict``) or a view, and is it a float? (A sum
+    over several dims, or with a dtype, is not covered: only ``sum`` over one dim is.)"""
+    if isinstance(key, tuple):
+        return False  # state a program leaves: its writes are not in the promise
+    if graph.node(key).dtype not in ops.FLOAT_DTYPES:
+        return False
+    upstream = nx.ancestors(graph.g, key) | {key}
+    return all(ops.spec(graph.node(n).op).strict or ops.spec(graph.node(n).op).category ==
+               "layout" for n in upstream if not graph.node(n).is_input)
 
 
 def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],

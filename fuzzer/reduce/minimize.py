@@ -136,6 +136,13 @@ def check_reproduces(oracle: Oracle, case: Case, k: int) -> None:
                           "a nondeterministic compiled result cannot be minimized reliably")
 
 
+def reliability(case: Case, runner: TaskRunner, k: int = 3) -> tuple[int, int]:
+    """How many of k fresh runs show the case's divergence: what a draft reports, measured
+    for a case minimized elsewhere (a case file from another night, or kept in the repo)."""
+    oracle = Oracle(case.verdict, runner)
+    return sum(oracle.matches(v) for v in oracle.reproduce(case, k)), k
+
+
 def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX_CALLS,
              seconds: float | None = None, corpus: Path | None = None,
              progress: Callable[[str], None] | None = None) -> MinimizeResult:

@@ -52,7 +52,24 @@ def sdpa(names):
     return sdpa_kernel([getattr(SDPBackend, name) for name in names])
 
 
+def under_malloc_check():
+    """A memory-unsafe kernel corrupts the heap, which glibc notices for sure only under its
+    malloc checking: run this script again under it, in a child, whose death is the bug."""
+    import signal
+    import subprocess
+
+    env = {{**os.environ, "NUMFUZZ_REPRO_CHILD": "1", **MALLOC_CHECK}}
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env)
+    if proc.returncode < 0:
+        print(f"compiled: the process died of {{signal.Signals(-proc.returncode).name}}: "
+              "DIVERGES")
+        return 1
+    return proc.returncode
+
+
 def main():
+    if KEY["kind"] == "memory-unsafe" and os.environ.get("NUMFUZZ_REPRO_CHILD") != "1":
+        return under_malloc_check()
     torch._inductor.config.fallback_random = True
 {config}{flags}    try:
         inputs = get_inputs()
@@ -74,9 +91,12 @@ def main():
         signal.alarm(TIMEOUT)
     try:
         compile = lambda fn: torch.compile(fn, backend={backend}, **COMPILE)  # noqa: E731
+        program = module_program(model, KINDS, WRITTEN, compile) if KINDS else \
+            compile_model(model, compile)
         with sdpa(COMPILED_SDPA):
-            compiled, compiled_did = run(module_program(model, KINDS, WRITTEN, compile)
-                                         if KINDS else compile_model(model, compile), inputs)
+            if GROWN is not None:  # automatic dynamic: a first call at another batch size
+                run(program, grown(inputs, GROWN))
+            compiled, compiled_did = run(program, inputs)
     except Exception as err:
         raised = "timeout" if isinstance(err, TimeoutError) else "crash"
         print(f"compiled failed: {{type(err).__name__}}: {{err}}")
@@ -85,6 +105,12 @@ def main():
         return 1 if seen == (KEY["kind"], KEY["error"], KEY["frames"]) else 0
     if KEY["kind"] == "timeout":
         signal.alarm(0)
+    if KEY["kind"] == "memory-unsafe":  # freeing its outputs is where glibc would notice
+        del compiled
+        print("no abort: the heap corruption went unnoticed in this run")
+        return 0
+    if KEY["kind"] == "promise":  # what this surface promises exactly, bit for bit
+        return promise_broken(program, inputs, eager, compiled)
     if KEY["kind"] == "aliasing":  # what the call did to storage, not values
         named = lambda positions: [NAMES[i] for i in positions] or "no input"  # noqa: E731
         for i, (want, got) in enumerate(zip(eager_did[0], compiled_did[0])):
@@ -173,6 +199,23 @@ def main():
                          f"eager's noise {{float(own_ulps[at]):.3g}} ulps")
             print(line)
     return 1 if diverged else 0
+
+
+def promise_broken(program, inputs, eager, compiled):
+    """numfuzz saw the surface's promise broken: eager's bits (numerics="strict"), or a row
+    the same computed alone as in its batch (batch_invariant)."""
+    if PROMISE == "strict":
+        same = same_bits(eager[OUTPUT].cpu(), compiled[OUTPUT].cpu())
+        print(f"{{PLACE}}: compiled {{'is' if same else 'is not'}} eager's bit for bit: "
+              f"{{'ok' if same else 'DIVERGES'}}")
+        return 0 if same else 1
+    size = inputs[GROWN[0]].shape[0]
+    rows = [run(program, [t[r:r + 1] if i in GROWN else t for i, t in enumerate(inputs)])[0]
+            for r in range(size)]
+    apart = rows_apart(compiled, rows)[OUTPUT]
+    print(f"{{PLACE}}: rows {{apart}} differ from the same rows computed alone: "
+          f"{{'DIVERGES' if apart else 'ok'}}")
+    return 1 if apart else 0
 
 
 if __name__ == "__main__":
@@ -309,6 +352,9 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"SELECT = {select!r}  # an index output: what judges it\n"
         f"NAMES_OF = {{{', '.join(f'{n}: {case.graph.var(n)!r}' for n in case.graph.g)}}}\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
+        f"GROWN = {_grown(case)!r}  # the batch's inputs (automatic dynamic, batch_invariant)\n"
+        f"PROMISE = {surface.promise!r}  # what the surface promises exactly, if anything\n"
+        f"MALLOC_CHECK = {memcheck_environment()!r}  # glibc's malloc checking\n"
         f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum\n"
         f"SDPA = {eager_sdpa!r}  # the attention backends eager ran (None: torch chooses)\n"
         f"COMPILED_SDPA = {compiled_sdpa!r}  # pinned while compiled traces and runs",
@@ -509,11 +555,32 @@ def _undefined(case: Case, output: int, values: dict) -> list[int] | None:
     return [int(i) for i in mask.reshape(-1).nonzero().reshape(-1)]
 
 
+def _grown(case: Case) -> list[int] | None:
+    """The positions of the inputs that carry the batch, where the surface calls at another
+    batch size (automatic dynamic) or promises a row's result whatever its batch."""
+    from fuzzer.execute.runner import batch_positions
+
+    surface = case.recipe.surface
+    if not surface.automatic and surface.promise != "batch-invariant":
+        return None
+    return batch_positions(case.graph, case.ordered_inputs()) or None
+
+
+def memcheck_environment() -> dict[str, str]:
+    """What puts a child under glibc's malloc checking, by the library's name (the loader
+    finds it beside the libc of the machine the repro runs on)."""
+    return {"GLIBC_TUNABLES": memcheck.TUNABLE, "LD_PRELOAD": memcheck.LIBRARY}
+
+
 def _malloc_check_note(case: Case) -> str:
     """How to run it as it ran, where it was found under glibc's malloc checking (a write past a
     buffer that glibc notices only then)."""
-    if not memcheck.found_under(case.origin):
+    if not memcheck.found_under(case.origin, case.verdict.kind if case.verdict else ""):
         return ""
+    if case.verdict is not None and case.verdict.kind == "memory-unsafe":
+        return ("A memory-unsafe kernel: `python repro.py` runs itself again under glibc's "
+                "malloc checking,\nwhich aborts at the first corrupted heap block (glibc 2.34 "
+                "or later).\n")
     return ("Found under glibc's malloc checking, which aborts at the first corrupted heap "
             f"block;\nrun it the same way: {memcheck.shell_prefix()} python repro.py\n")
 

@@ -26,6 +26,7 @@ import torch
 
 from fuzzer import clock
 from fuzzer.corpus.case import Case
+from fuzzer.gen import domains
 from fuzzer.ir import generic, ops, render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import rules
@@ -427,6 +428,30 @@ class Shrinker:
                     break
         return progress
 
+    def tame_edge_values(self) -> bool:
+        """Reports built on inf, NaN, values near the dtype's largest or subnormals are closed as
+        edge cases: try ordinary values in their place (a unit, then a thousand, of each
+        element's sign; zero), one input at a time, so a cause that does not need them is not
+        drafted as if it did (``triage.value``)."""
+        progress = False
+        for n in self.best.graph.input_ids():
+            key = str(n)
+            t = self.best.inputs.get(key)
+            if t is None or not t.is_floating_point() or t.numel() == 0:
+                continue
+            edge = domains.edge_mask(t)
+            if not bool(edge.any()):
+                continue
+            sign = torch.where(torch.signbit(t), -1.0, 1.0).to(t.dtype)
+            for ordinary in (sign, sign * 1024, torch.zeros_like(t)):
+                tamed = rules.fresh(t)
+                tamed.copy_(torch.where(edge, ordinary, t))  # its layout kept
+                if self.consider(derive(self.best, self.best.graph.copy(),
+                                        {**self.best.inputs, key: tamed})):
+                    progress = True
+                    break
+        return progress
+
     # ------------------------------------------------------------ driver
 
     def _ddmin(self, items: list[int], make: Callable[[list[int]], Case | None]) -> bool:
@@ -453,7 +478,7 @@ class Shrinker:
         return [self.drop_other_outputs, self.output_earlier_node, self.cut_to_eager_values,
                 self.drop_writes, self.unpass_views, self.bypass_nodes,
                 self.slice_to_diverging_elements, self.halve_dimensions, self.widen_to_float32,
-                self.simplify_constants, self.simplify_inputs]
+                self.tame_edge_values, self.simplify_constants, self.simplify_inputs]
 
     def shrink(self) -> Case:
         """Run passes to a fixpoint (or until a budget stops it: ``BudgetExhausted``); a pass

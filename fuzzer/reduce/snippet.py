@@ -30,7 +30,7 @@ from fuzzer.execute.pool import TaskRunner
 from fuzzer.ir import render
 from fuzzer.judge import semantics
 from fuzzer.judge.key import focus, same_divergence
-from fuzzer.judge.kinds import RAISED, Kind
+from fuzzer.judge.kinds import HEAP_ABORTS, RAISED, Kind, memory_class
 from fuzzer.judge.oracle import Verdict
 from fuzzer.reduce.repro import laid_out, tensor_expression
 
@@ -128,7 +128,9 @@ def evaluate(forms: dict[str, str]) -> dict[str, torch.Tensor]:
 
 def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = None) -> str:
     """The plain reproducer of ``case``: ``forms`` gives each input's expression (literal or
-    seeded), or ``inputs_file`` names the file they are loaded from."""
+    seeded), or ``inputs_file`` names the file they are loaded from. A program whose weights
+    were a module's parameters when it ran (``semantics.kinds``) is that module here too, run
+    without gradients: freezing folds a module's parameters, never a function's arguments."""
     graph, verdict = case.graph, case.verdict
     names = [graph.var(n) for n in graph.input_ids()]
     body = render.render_function(graph)
@@ -141,6 +143,11 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
         lines.append(f"from {module} import {attr}")
     lines += ["", body, ""]
     written = [graph.input_ids().index(n) for n in graph.written_inputs()]
+    kinds = [] if case.recipe.surface.training else semantics.kinds(graph)
+    if kinds and any(kinds[i] != "x" for i in written):
+        kinds = []  # module state it writes: the function form, on copies (``_state_helper``)
+    if kinds:
+        lines += _module_lines(names, kinds)
     if case.recipe.surface.training:
         lines += _training_helper(written)
     elif written and (verdict is None or verdict.kind != Kind.ALIASING):
@@ -151,28 +158,70 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     knobs = {**({"fallback_random": True} if case.recipe.backend == "inductor" else {}),
              **case.recipe.config}
     lines += [f"torch._inductor.config.{k} = {v!r}" for k, v in knobs.items()]
-    compiled = f"torch.compile({', '.join(['model', *backend])})"
+    args = ", ".join(names)
+    model = "model"
+    if kinds:
+        state = ", ".join(n for n, k in zip(names, kinds) if k != "x")
+        args = ", ".join(n for n, k in zip(names, kinds) if k == "x")
+        lines += ["torch.set_grad_enabled(False)  # inference, as freezing needs",
+                  f"m = Model({state})"]
+        model = "m"
+    compiled = f"torch.compile({', '.join([model, *backend])})"
     if graph.passed_views():  # the caller stays eager: the compiler sees aliased arguments
         lines.append(f"compiled_forward = torch.compile({', '.join(['forward', *backend])})")
         compiled = "partial(model, forward=compiled_forward)"
         lines.insert(1, "from functools import partial")
-    args = ", ".join(names)
+    if case.recipe.surface.automatic:  # automatic dynamic: a first call at another batch size
+        compiled = "compiled_model"
+        lines += [f"compiled_model = torch.compile({', '.join([model, *backend])})",
+                  *_first_call_elsewhere(case, names, kinds)]
     if verdict is not None and verdict.kind in RAISED:
-        return "\n".join([*lines, _raised(verdict, compiled, args)]) + "\n"
+        return "\n".join([*lines, *_raised(verdict, compiled, args, model)]) + "\n"
     if verdict is not None and verdict.kind == Kind.ALIASING:
         return "\n".join([*lines, *_aliasing_lines(compiled, args, names)]) + "\n"
     position = verdict.output if verdict is not None and verdict.output is not None else 0
     run = "outputs(model, {args})" if case.recipe.surface.training else \
-        "call(model, {args})" if written else "model({args})"
-    wide = ", ".join(f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
-                     for n, i in zip(names, graph.input_ids()))
+        f"call({model}, {{args}})" if written else f"{model}({{args}})"
+    wide_names = [f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
+                  for n, i in zip(names, graph.input_ids())]
+    wide = ", ".join(w for w, k in zip(wide_names, kinds or ["x"] * len(names)) if k == "x")
     lines += [f"eager = {run.format(args=args)}[{position}]",
-              f"compiled = {run.replace('model', compiled, 1).format(args=args)}[{position}]"]
+              f"compiled = {run.replace(model, compiled, 1).format(args=args)}[{position}]"]
     if not semantics.float64_stands(graph):  # a dtype view: float64's bits are other bits
         return "\n".join(lines + _prints(verdict, float64=False)) + "\n"
+    reference = run.format(args=wide)
+    if kinds:
+        state = ", ".join(w for w, k in zip(wide_names, kinds) if k != "x")
+        reference = f"Model({state})({wide})"
     lines += ["torch.set_default_dtype(torch.float64)  # the float64 reference",
-              f"ref = {run.format(args=wide)}[{position}]"]
+              f"ref = {reference}[{position}]"]
     return "\n".join(lines + _prints(verdict)) + "\n"
+
+
+def _module_lines(names: list[str], kinds: list[str]) -> list[str]:
+    """``Model``: the program as the module it ran as, its weights parameters (buffers)."""
+    state = [(n, k) for n, k in zip(names, kinds) if k != "x"]
+    args = [n for n, k in zip(names, kinds) if k == "x"]
+    init = [f"        self.{n} = torch.nn.Parameter({n}, requires_grad=False)" if k == "param"
+            else f"        self.register_buffer({n!r}, {n})" for n, k in state]
+    call = ", ".join(n if k == "x" else f"self.{n}" for n, k in zip(names, kinds))
+    return ["class Model(torch.nn.Module):  # the weights are its parameters, as numfuzz ran it",
+            f"    def __init__(self, {', '.join(n for n, _ in state)}):",
+            "        super().__init__()", *init, "",
+            f"    def forward(self, {', '.join(args)}):",
+            f"        return model({call})", ""]
+
+
+def _first_call_elsewhere(case: Case, names: list[str], kinds: list[str]) -> list[str]:
+    """Automatic dynamic's first call, a batch one row longer (``rules.grown``): the judged
+    call after it runs the kernel recompiled with the batch symbolic."""
+    from fuzzer.execute.runner import batch_positions
+
+    batch = batch_positions(case.graph, case.ordered_inputs())
+    grown = [f"torch.cat([{n}, {n}[:1]])" if i in batch else n for i, n in enumerate(names)
+             if not kinds or kinds[i] == "x"]
+    return [f"compiled_model({', '.join(grown)})  # first at another batch size: automatic "
+            "dynamic recompiles the next call with that dim symbolic"]
 
 
 def _backend(case: Case) -> list[str]:
@@ -251,10 +300,22 @@ def _aliasing_lines(compiled: str, args: str, names: list[str]) -> list[str]:
             f"print('compiled:', shared({compiled}, {args}))"]
 
 
-def _raised(verdict: Verdict, compiled: str, args: str) -> str:
+def _raised(verdict: Verdict, compiled: str, args: str, model: str = "model") -> list[str]:
+    """The call that fails. A memory-unsafe kernel usually returns and corrupts the heap:
+    freeing its output is where glibc notices, so the snippet frees it and says when it did
+    not (``shows_divergence`` reads that line)."""
     first = (verdict.message.splitlines() or [""])[0][:80]
+    if verdict.kind == Kind.MEMORY:
+        noticed = memory_class(verdict.message)
+        return [f"{model}({args})  # eager runs",
+                f"out = {compiled}({args})  # the compiled kernel: {noticed} ({first})",
+                "del out  # freeing its output is where glibc notices the corruption",
+                f"print({NO_ABORT!r})"]
     what = "hangs" if verdict.kind == Kind.TIMEOUT else f"raises {first}"
-    return f"model({args})  # eager runs\n{compiled}({args})  # {what}"
+    return [f"{model}({args})  # eager runs", f"{compiled}({args})  # {what}"]
+
+
+NO_ABORT = "no abort: the corruption went unnoticed in this run"
 
 
 def _prints(verdict: Verdict | None, float64: bool = True) -> list[str]:
@@ -286,6 +347,10 @@ def shows_divergence(case: Case, output: str) -> bool:
     ``_aliasing_lines`` and ``_raised`` write, and only here): compiled differing from eager
     on a printed element, a larger error vs float64, or the recorded error raised?"""
     v = case.verdict
+    if v is not None and v.kind == Kind.MEMORY:  # glibc's abort, or a signal, not our print
+        return NO_ABORT not in output and (any(m in output for m in HEAP_ABORTS) or any(
+            word in output for word in ("SIGSEGV", "SIGBUS", "Segmentation fault",
+                                        "illegal memory access")))
     if v is not None and v.kind in RAISED:
         return v.kind == Kind.TIMEOUT or _error_type(v.message) in output
     shared = dict(re.findall(r"^(eager|compiled): +(.*)$", output, re.MULTILINE))
@@ -322,7 +387,7 @@ def plain_repro(case: Case, runner: TaskRunner | None, out_dir: Path, stem: str)
                 if name not in big}
     if not big:
         return Plain(snippet_source(case, literals), case)
-    if runner is not None and (case.verdict is None or case.verdict.kind not in RAISED):
+    if runner is not None and (case.verdict is None or case.verdict.kind != Kind.TIMEOUT):
         for forms in _seeded(case, names, big):
             tried = _checked(case, {**literals, **forms}, names, runner.run)
             if tried is not None:
@@ -354,5 +419,8 @@ def _checked(case: Case, forms: dict[str, str], names: dict[str, str],
     verdict = run(candidate.task()).verdict
     if not same_divergence(case.verdict, verdict):
         return None
-    candidate.verdict = focus(case.verdict, verdict)
+    # A memory-unsafe kernel may abort in glibc one run and segfault the next: what the case
+    # recorded says what it is; the values do not matter.
+    candidate.verdict = case.verdict if verdict.kind == Kind.MEMORY else \
+        focus(case.verdict, verdict)
     return candidate

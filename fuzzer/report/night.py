@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fuzzer import clock
-from fuzzer.campaign import harness
+from fuzzer.campaign import arms, harness
+from fuzzer.campaign.arms import Plan
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import InputError
+from fuzzer.execute import surface
 from fuzzer.execute.pool import RunnerPool, Until
 from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
@@ -71,6 +73,11 @@ class NightSettings:
     # Other torches (another environment's python, e.g. a nightly build): a cause is drafted
     # only when its minimized repro reproduces on every one of them (``triage.confirm``).
     confirm_with: tuple[Interpreter, ...] = ()
+    # The catalogue surfaces the night's plan splits its time over (``campaign.arms``), by the
+    # yield the store records; None: no plan, every case on the campaign's own (pinned) surface.
+    surfaces: tuple[str, ...] | None = None
+    pin_strategies: bool = False  # --strategy given: the strategies keep their weights
+    recorded_plan: Plan | None = None  # --plan: replay this plan instead of making one
 
     @property
     def draft_reserve(self) -> float:
@@ -86,8 +93,24 @@ class NightSettings:
         fuzzing share of the budget; after a kill it resumes tonight's case indices."""
         seconds = None if self.seconds is None else \
             max(1.0, self.seconds * self.fuzz_share - night.fuzz_seconds)
+        plan = Plan.from_dict(night.plan) if night.plan else None
         return replace(self.campaign, out=self.corpus_dir, seed=night.seed, seconds=seconds,
-                       resume=night.cases > 0)
+                       resume=night.cases > 0, plan=plan)
+
+    def plan_from(self, store: Store, night: Night) -> Plan | None:
+        """Tonight's plan: the surfaces here that run, crossed with the strategies, split by
+        the yields every earlier night recorded (``campaign.arms``); None without surfaces."""
+        if self.recorded_plan is not None:
+            return self.recorded_plan
+        if self.surfaces is None:
+            return None
+        c = self.campaign
+        entries, _ = surface.available(c.device, c.recipe.backend, list(self.surfaces))
+        if not entries:
+            raise InputError(f"no surface of {', '.join(self.surfaces)} runs here "
+                             f"({c.device}, backend {c.recipe.backend})")
+        used = arm_history(store, night.date, exclude=night.id)
+        return arms.plan(entries, c.weights(), used, pin_strategies=self.pin_strategies)
 
 
 @dataclass
@@ -115,6 +138,8 @@ class Night:
     harness_errors: int = 0  # numfuzz's own failures on a case or finding (campaign.harness)
     harness_messages: list[str] = field(default_factory=list)  # the first few
     stopped: str = ""  # why fuzzing stopped before its budget (the harness stop rule)
+    plan: dict = field(default_factory=dict)  # tonight's plan of arms (campaign.arms), if any
+    arms: dict = field(default_factory=dict)  # arm -> cases, findings, seconds tonight
     # Causes whose repro ran under the --confirm-with torches tonight: signature, title, the
     # runs, whether drafted, fixed upstream in which torch, and why (``pipeline.confirmed``).
     confirmed: list[dict] = field(default_factory=list)
@@ -150,6 +175,25 @@ class Night:
             seconds[self.timed_stage] = round(seconds.get(self.timed_stage, 0.0)
                                               + self.saved_at - self.stage_since, 1)
         self.timed_stage, self.stage_since = "", 0.0
+
+
+def arm_history(store: Store, today: str, exclude: str = "") -> dict[str, arms.Usage]:
+    """Every arm's usage the store records, each night discounted by its age on ``today``
+    (``campaign.arms.history``), leaving out night ``exclude`` (tonight's own)."""
+    return arms.history((night_age(row["night"], today), row["arm"], arms.Usage(
+        row["cases"], row["seconds"], row["findings"], row["causes"], row["value"]))
+        for row in store.arm_nights() if row["night"] != exclude)
+
+
+def night_age(night_id: str, today: str) -> int:
+    """Nights between a night's date and ``today`` (both ``YYYY-MM-DD``; 0 when unreadable)."""
+    import datetime
+
+    try:
+        then = datetime.date.fromisoformat(night_id.split("#")[0])
+        return max(0, (datetime.date.fromisoformat(today) - then).days)
+    except ValueError:
+        return 0
 
 
 def night_of(summary: Path) -> Night:

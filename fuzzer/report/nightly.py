@@ -36,7 +36,9 @@ from pathlib import Path
 
 from fuzzer import clock
 from fuzzer.campaign import harness
+from fuzzer.campaign.arms import Plan
 from fuzzer.campaign.loop import Outcome
+from fuzzer.campaign.settings import worker_env
 from fuzzer.execute.pool import OutOfTime, RunnerPool
 from fuzzer.execute.workers import Recycle
 from fuzzer.judge.kinds import COUNTED, Kind
@@ -55,6 +57,13 @@ def run_night(settings: NightSettings, log: Log = plain_log,
     directory = settings.reports / (settings.date or time.strftime("%Y-%m-%d"))
     night = open_night(settings, directory, log)
     store = Store.in_reports(settings.reports)
+    if night.stage == "fuzz" and not night.plan:  # decided once, kept for a resumed night
+        plan = settings.plan_from(store, night)
+        if plan is not None:
+            night.plan = plan.to_dict()
+            night.save(directory)
+            log(f"plan: {len(plan.shares)} arms over {', '.join(plan.surfaces())}; "
+                f"largest shares {_largest(plan)}")
     own = pool is None
     fleet = None
     if settings.engine == "ray":  # one fleet for the night: every stage sends work to it
@@ -63,7 +72,8 @@ def run_night(settings: NightSettings, log: Log = plain_log,
         fleet = start_fleet(settings.night_campaign(night), settings.ray_address)
     campaign = settings.campaign
     pool = pool or RunnerPool(timeout=campaign.timeout, warmup=campaign.recipe.warms_up,
-                              factory=fleet.runner if fleet else None, recycle=Recycle())
+                              factory=fleet.runner if fleet else None, recycle=Recycle(),
+                              base_env=worker_env(campaign))
     ctx = Context(settings, night, directory, store, pool, log, fleet=fleet)
     try:
         return _stages(ctx)
@@ -160,11 +170,13 @@ def fuzz(ctx: Context) -> None:
         v = outcome.verdict
         night.cases += 1
         night.skipped += v.kind == Kind.SKIP and not harness.is_harness_error(v)
-        row = night.strategies.setdefault(outcome.strategy,
-                                          {"cases": 0, "findings": 0, "seconds": 0.0})
-        row["cases"] += 1
-        row["findings"] += v.is_finding
-        row["seconds"] = round(row["seconds"] + outcome.seconds, 1)
+        for table, key in ((night.strategies, outcome.strategy), (night.arms, outcome.arm)):
+            if not key:
+                continue
+            row = table.setdefault(key, {"cases": 0, "findings": 0, "seconds": 0.0})
+            row["cases"] += 1
+            row["findings"] += v.is_finding
+            row["seconds"] = round(row["seconds"] + outcome.seconds, 1)
         if harness.is_harness_error(v):
             hook_counted.append(outcome.index)
             night.harness_error(f"case {outcome.index}: {v.message}")
@@ -196,8 +208,14 @@ def fuzz(ctx: Context) -> None:
         night.stopped = summary.stopped
         ctx.log(f"fuzzing {summary.stopped}; the rest of the night goes on")
     night.fuzz_seconds = round(spent + clock.now() - t0, 1)
+    ctx.store.record_arms(night.id, night.arms)  # what the next night's plan reads
     ctx.log(f"fuzzed {night.cases} cases in {night.fuzz_seconds:.0f}s; "
             f"raw findings: {dict(counts) or 'none'}")
+
+
+def _largest(plan: Plan) -> str:
+    top = sorted(plan.shares.items(), key=lambda kv: -kv[1])[:3]
+    return ", ".join(f"{arm} {share:.0%}" for arm, share in top)
 
 
 def _budget(cases: int | None, seconds: float | None) -> str:

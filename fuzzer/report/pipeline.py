@@ -30,6 +30,7 @@ import math
 import sqlite3
 from pathlib import Path
 
+from fuzzer.campaign.settings import arm_of
 from fuzzer.corpus.case import Case, CaseError, versions
 from fuzzer.corpus.files import atomic_write
 from fuzzer.execute.pool import OutOfTime
@@ -40,11 +41,12 @@ from fuzzer.judge.oracle import severity_key
 from fuzzer.report import draft, upstream
 from fuzzer.report.night import Context
 from fuzzer.report.store import Finding
-from fuzzer.triage import confirm, known
+from fuzzer.triage import confirm, known, value
 from fuzzer.triage.attribute import Attribution, bisect_summary, run_bisect
 from fuzzer.triage.signature import (
     cause_of,
     graph_dtype,
+    mechanism_of,
     same_cause,
     signature_fields,
     signature_of,
@@ -99,30 +101,36 @@ def _process_pass(ctx: Context, fresh: int, tried: set[str]) -> tuple[int, int]:
 
 
 def in_turns(files: list[Path]) -> list[Path]:
-    """One case of each class before a second of any: classes in the order of their most severe
-    case (``oracle.severity_key``), each class's cases strongest first, then oldest (the order
-    given). A class is a verdict kind, and for a crash or timeout what tells crashes apart
-    (``DivergenceKey``: the exception type and innermost torch frames), so a night that runs
-    out of time has minimized one finding of every kind and every crash rather than a run of
-    its most severe kind (a 45-minute night spent its 13 minutes on 9 of its 23 non-finite
-    findings and reached none of its 35 crashes, among them a heap corruption and a C++
-    compile error: RESULTS §24)."""
-    def read(path: Path) -> tuple[tuple[int, int], object]:
+    """By value first (``triage.value``, as the raw case shows it: a silent wrong value on
+    ordinary inputs before a crash, edge inputs and signed zeros last), and within a value class
+    one case of each divergence before a second of any: divergences in the order of their most
+    severe case (``oracle.severity_key``), each one's cases strongest first, then oldest (the
+    order given). A divergence is a verdict kind, and for a crash or timeout what tells crashes
+    apart (``DivergenceKey``: the exception type and innermost torch frames), so a night that
+    runs out of time has minimized one finding of every kind and every crash of its most
+    valuable class rather than a run of one kind (a 45-minute night spent its 13 minutes on 9
+    of its 23 non-finite findings and reached none of its 35 crashes, among them a heap
+    corruption: RESULTS §24)."""
+    def read(path: Path) -> tuple[int, tuple[int, int], object]:
         try:
-            verdict = Case.load(path).verdict
+            case = Case.load(path)
         except CaseError:
-            verdict = None
-        if verdict is None:
-            return (len(RANK) + 2, 0), None
-        key = DivergenceKey.of(verdict)
-        return severity_key(verdict), (key.kind, key.error, key.frames)
+            case = None
+        if case is None or case.verdict is None:
+            return value.UNKNOWN, (len(RANK) + 2, 0), None
+        key = DivergenceKey.of(case.verdict)
+        return value.classify(case).number, severity_key(case.verdict), \
+            (key.kind, key.error, key.frames)
 
     seen = {path: read(path) for path in files}
-    classes: dict[object, list[Path]] = {}
-    for path in sorted(files, key=lambda p: seen[p][0]):
-        classes.setdefault(seen[path][1], []).append(path)
-    turns = itertools.zip_longest(*classes.values())
-    return [path for turn in turns for path in turn if path is not None]
+    ordered: list[Path] = []
+    for number in sorted({seen[p][0] for p in files}):
+        classes: dict[object, list[Path]] = {}
+        for path in sorted((p for p in files if seen[p][0] == number), key=lambda p: seen[p][1]):
+            classes.setdefault(seen[path][2], []).append(path)
+        turns = itertools.zip_longest(*classes.values())
+        ordered += [path for turn in turns for path in turn if path is not None]
+    return ordered
 
 
 def _hit_again(ctx: Context, key: str, earlier: sqlite3.Row) -> None:
@@ -167,7 +175,8 @@ def _process_one(ctx: Context, path: Path, key: str) -> bool:
             return False
         attribution, fields = cause_of(minimized, ctx.runners(deadline), k=ctx.settings.k,
                                        stop=lambda: ctx.out_of_time(deadline))
-        _record(ctx, key, minimized, attribution, fields, reliability, sighting(case))
+        _record(ctx, key, minimized, attribution, fields, reliability, sighting(case),
+                arm_of(case.origin))
         _checkpoint(ctx, key).unlink(missing_ok=True)
         _finished(ctx, key)
     except OutOfTime as err:  # not processed: the next night carries on from the checkpoint
@@ -215,10 +224,20 @@ def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
     if case.verdict.kind == Kind.TIMEOUT:
         return case, None, ""
     start = _carried(ctx, key) or case
-    if start.origin.get("fixpoint") is True:  # minimized an earlier night, triage cut short
-        ctx.log(f"  minimized an earlier night: {len(start.graph)} ops")
-        reliability = start.origin.get("reliability")
-        return start, tuple(reliability) if reliability else None, ""
+    if start.origin.get("fixpoint") is True:  # minimized an earlier night (or elsewhere)
+        ctx.log(f"  minimized already: {len(start.graph)} ops")
+        recorded = start.origin.get("reliability")
+        if recorded:
+            return start, tuple(recorded), ""
+        from fuzzer.reduce.minimize import reliability
+
+        measured = reliability(start, ctx.runners(deadline).get(case.device), ctx.settings.k)
+        start.origin["reliability"] = list(measured)
+        ctx.log(f"  reliability {measured[0]}/{measured[1]} in fresh compiles")
+        if measured[0] == 0:
+            return case, None, (f"the minimized case reproduced 0/{measured[1]} in fresh "
+                                "compiles")
+        return start, measured, ""
     s = ctx.settings
     budgets = [ctx.left(deadline) * MINIMIZE_SHARE, s.minimize_seconds or math.inf]
     seconds = min(budgets) if min(budgets) < math.inf else None
@@ -263,7 +282,7 @@ def sighting(case: Case) -> tuple[str, str]:
 
 
 def finding_for(case: Case, attribution: Attribution | None,
-                reliability: tuple[int, int] | None) -> Finding:
+                reliability: tuple[int, int] | None, arm: str | None = None) -> Finding:
     torch_version, triton_version = _versions()
     return Finding(
         signature=signature_of(signature_fields(case, attribution)), kind=case.verdict.kind,
@@ -272,15 +291,19 @@ def finding_for(case: Case, attribution: Attribution | None,
         title=draft.title_for(case), summary=case.verdict.summary(),
         distance_ulps=draft.distance_ulps(case.verdict), reliability=reliability,
         torch=torch_version, triton=triton_version,
-        attribution=attribution.to_dict() if attribution else {})
+        attribution=attribution.to_dict() if attribution else {},
+        value_class=value.classify(case, mechanism_of(attribution)).number, arm=arm)
 
 
 def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields: dict,
-            reliability: tuple[int, int] | None, seen: tuple[str, str]) -> None:
-    """A known cause is a hit on its entry; else a hit on the root cause it is (or nearly is,
-    ``same_cause``), or a new one. The smallest repro among a cause's members is kept."""
+            reliability: tuple[int, int] | None, seen: tuple[str, str], arm: str) -> None:
+    """A known cause is a hit on its entry (by what it showed, or by its mechanism: where it
+    first diverges); else a hit on the root cause it is (or nearly is, ``same_cause``), or a
+    new one, which earns its arm its value (``campaign.arms``). The smallest repro among a
+    cause's members is kept."""
     torch_version = _versions()[0]
-    entry = known.match(fields, known.entries(ctx.settings.known_file), torch_version)
+    entry = known.match({**fields, "root": mechanism_of(attribution)},
+                        known.entries(ctx.settings.known_file), torch_version)
     if entry is not None and not entry.reappeared(torch_version):
         ctx.store.record_known(entry.id, ctx.night.id, key)
         ctx.log(f"{key}: known cause {entry.id} ({entry.state(torch_version)}): {entry.what}")
@@ -288,7 +311,7 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields
     if entry is not None:  # upstream fixed it in this torch or before: a regression, drafted
         ctx.log(f"{key}: matches {entry.id}, fixed upstream in {entry.fixed_in}, yet reproduces "
                 f"on torch {torch_version}: drafted as a regression")
-    finding = finding_for(case, attribution, reliability)
+    finding = finding_for(case, attribution, reliability, arm)
     merged = next((f for f in ctx.store.findings() if f.signature != finding.signature
                    and (c := ctx.store.cause(f.signature)) and same_cause(c, fields)), None)
     if merged is not None:
@@ -305,6 +328,9 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields
         case.save(kept)
     finding.case_path = str(kept)
     new = ctx.store.record(finding, night=ctx.night.id, key=key, cause=fields, sighting=seen)
+    if new:
+        worth = value.classify(case, mechanism_of(attribution))
+        ctx.store.credit(ctx.night.id, arm, worth.weight)
     ctx.log(f"{key}: {'NEW' if new else 'recurring'} {finding.signature}: {finding.title}; "
             f"{attribution.summary()}")
 
@@ -407,7 +433,8 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     result: tuple[int | None, str] = (None, "")
     if ctx.left() > 1 and case.verdict.kind != Kind.TIMEOUT:  # a hang would only hang here
         ctx.log(f"running {snippet}")
-        result = draft.run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()))
+        result = draft.run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()),
+                                   case=case)
     # Versions before the bisector, which may take all the time the night has left.
     env = draft.collect_env_cached(env_file, timeout=max(1.0, min(draft.ENV_TIMEOUT, ctx.left())))
     spare = ctx.left() - ctx.settings.draft_reserve * after

@@ -12,7 +12,9 @@ torch/triton builds saw it), ``known_hits`` (causes matched to ``fuzzer/known.to
 drafted) and ``processed`` (which case files each night has dealt with, for resuming a killed
 night), ``upstream_search`` (the likely duplicates GitHub's issue search gave for a cause),
 ``confirmations`` (the last run of a cause's repro under each other torch named with
-``--confirm-with``, ``triage.confirm``).
+``--confirm-with``, ``triage.confirm``), ``arm_nights`` (per night and arm of the campaign, a
+surface crossed with a strategy: cases, CPU-seconds, raw findings, and the new causes credited to
+it with their value, ``campaign.arms``: what the next night's plan reads).
 
 A root cause's life upstream is apart from its recheck status: ``upstream_state`` is ``filed``
 or ``wontfix`` (closed upstream as expected behaviour), with ``upstream_url`` the issue.
@@ -22,9 +24,10 @@ which the cause no longer reproduces: fixed upstream there, so it is not drafted
 Schema versions: a store is readable by the numfuzz whose ``SCHEMA_VERSION`` it carries. Tables
 added since version 1 are created on open (an older numfuzz ignores a table it does not know);
 version 2 added columns to ``findings`` (an older numfuzz cannot read those rows, hence the new
-version), and version 3 the column ``fixed_upstream`` and the table ``confirmations`` (a version-2
-numfuzz would draft a cause fixed upstream): an older store gains them on open, in one
-transaction, and says version 3 from then on. A store of a version this numfuzz does not know
+version), version 3 the column ``fixed_upstream`` and the table ``confirmations`` (a version-2
+numfuzz would draft a cause fixed upstream), and version 4 the columns ``value_class`` and
+``arm`` and the table ``arm_nights``: an older store gains them on open, in one transaction, and
+says version 4 from then on. A store of a version this numfuzz does not know
 is refused, untouched.
 """
 
@@ -46,12 +49,14 @@ if TYPE_CHECKING:  # the store itself needs no torch: a confirmation's type is i
 DB_NAME = "findings.sqlite"
 STATUSES = ("open", "fixed", "flaky")
 UPSTREAM_STATES = ("filed", "wontfix")  # what a person recorded of the cause upstream
-SCHEMA_VERSION = 3
-READABLE = ("1", "2", "3")  # versions this numfuzz opens (older ones are migrated on open)
+SCHEMA_VERSION = 4
+READABLE = ("1", "2", "3", "4")  # versions this numfuzz opens (older ones are migrated on open)
 # Columns added to ``findings`` since version 1: ALTERed into older stores, created in new ones.
 ADDED_COLUMNS = {"upstream_state": "TEXT CHECK (upstream_state IN ('filed', 'wontfix'))",
                  "upstream_url": "TEXT",
-                 "fixed_upstream": "TEXT"}  # version 3: no longer on this newer torch
+                 "fixed_upstream": "TEXT",  # version 3: no longer on this newer torch
+                 "value_class": "INTEGER",  # version 4: triage.value (NULL: before classes)
+                 "arm": "TEXT"}  # version 4: the arm (surface/strategy) it was first found on
 
 META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 SCHEMA = """
@@ -118,6 +123,16 @@ CREATE TABLE IF NOT EXISTS upstream_search (
     at        TEXT NOT NULL,
     results   TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS arm_nights (
+    night    TEXT NOT NULL,
+    arm      TEXT NOT NULL,
+    cases    INTEGER NOT NULL DEFAULT 0,
+    seconds  REAL NOT NULL DEFAULT 0,
+    findings INTEGER NOT NULL DEFAULT 0,
+    causes   INTEGER NOT NULL DEFAULT 0,
+    value    REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (night, arm)
+);
 CREATE TABLE IF NOT EXISTS confirmations (
     signature TEXT NOT NULL,
     python    TEXT NOT NULL,
@@ -167,6 +182,8 @@ class Finding:
     upstream_state: str | None = None  # filed / wontfix, recorded by `findings --filed/--wontfix`
     upstream_url: str | None = None
     fixed_upstream: str | None = None  # a newer torch it no longer reproduces on (--confirm-with)
+    value_class: int | None = None  # triage.value: 1 (best) to 5; None before classes
+    arm: str | None = None  # the campaign arm (surface/strategy) it was first found on
     versions: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -291,11 +308,13 @@ class Store:
             db.execute(
                 "INSERT INTO findings (signature, kind, device, dtype, op_chain, output, title, "
                 "summary, distance_ulps, first_seen, last_seen, hits, reliability_ok, "
-                "reliability_k, status, case_path, repro_path, draft_path, attribution) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 'open', ?, ?, ?, ?)",
+                "reliability_k, status, case_path, repro_path, draft_path, attribution, "
+                "value_class, arm) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
                 (f.signature, f.kind, f.device, f.dtype, f.op_chain, f.output, f.title,
                  f.summary, f.distance_ulps, seen, seen, ok, k, f.case_path, f.repro_path,
-                 f.draft_path, json.dumps(f.attribution, sort_keys=True)))
+                 f.draft_path, json.dumps(f.attribution, sort_keys=True), f.value_class,
+                 f.arm))
             return True
         # Seen again: a fixed bug that reappears is open again (a regression), fixed_in cleared.
         db.execute("UPDATE findings SET hits = hits + 1, last_seen = max(last_seen, ?), "
@@ -368,6 +387,32 @@ class Store:
                             r.seconds, now()))
             db.execute("UPDATE findings SET fixed_upstream = ? WHERE signature = ?",
                        (fixed_upstream, signature))
+
+    def record_arms(self, night: str, used: dict[str, dict]) -> None:
+        """Tonight's cases, CPU-seconds and raw findings per arm (``used``: arm -> those three),
+        as counted so far: each row set, not added to (a resumed night counts on from its own
+        totals); the causes credited to it are kept."""
+        with self.transaction() as db:
+            for arm, row in used.items():
+                db.execute("INSERT INTO arm_nights (night, arm, cases, seconds, findings) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (night, arm) DO UPDATE SET "
+                           "cases = excluded.cases, seconds = excluded.seconds, "
+                           "findings = excluded.findings",
+                           (night, arm, int(row.get("cases", 0)), float(row.get("seconds", 0)),
+                            int(row.get("findings", 0))))
+
+    def credit(self, night: str, arm: str, value: float) -> None:
+        """A new real cause found tonight on ``arm``, worth ``value`` (its value class)."""
+        with self.transaction() as db:
+            db.execute("INSERT INTO arm_nights (night, arm, causes, value) VALUES (?, ?, 1, ?) "
+                       "ON CONFLICT (night, arm) DO UPDATE SET causes = causes + 1, "
+                       "value = value + excluded.value", (night, arm, value))
+
+    def arm_nights(self, night: str | None = None) -> list[dict]:
+        """Every night's row per arm (or one night's), oldest first."""
+        query = "SELECT * FROM arm_nights" + (" WHERE night = ?" if night else "")
+        return [dict(r) for r in self.db.execute(query + " ORDER BY night, arm",
+                                                 (night,) if night else ())]
 
     def record_search(self, signature: str, query: str, results: list[dict]) -> None:
         """The likely duplicates an upstream issue search gave for a cause (the last search)."""

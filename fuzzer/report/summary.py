@@ -1,7 +1,10 @@
 """SUMMARY.md: what one night did, for the person who reads it in the morning.
 
 First whether the night was clean (harness errors), then throughput and where the time went by
-strategy, root causes new / known / recurring / fixed, the new findings ranked with their drafts
+strategy and by arm (a surface crossed with a strategy: tonight's share of the plan, its cases,
+CPU-seconds, raw findings and the new causes it earned, ``campaign.arms``), root causes new /
+known / recurring / fixed and the new ones by value class, the new findings ranked (value class
+first, ``triage.value``) with their drafts
 and ``gh`` commands, known causes hit (built in, or recorded wontfix upstream) and new ones that
 match a known fix this torch holds, the causes confirmed on other torches (``--confirm-with``:
 drafted, fixed upstream, or held back), recurring ones, the recheck per cause (with ready comments
@@ -43,7 +46,8 @@ def summary_text(ctx: Context) -> str:
              f"{ctx.settings.campaign.device}, backend {ctx.settings.campaign.recipe.backend}, "
              f"seed {night.seed}; started {night.started}, "
              f"summary written {now()}.", "", *_health(ctx),
-             *_throughput(night), *_causes(ctx, new, recurring), *_new_section(ctx, new),
+             *_throughput(night), *_arm_section(ctx), *_causes(ctx, new, recurring),
+             *_new_section(ctx, new),
              *_known_section(ctx, store.known_hits(night.id)), *_confirm_section(ctx),
              *_recurring_section(recurring),
              *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
@@ -135,9 +139,11 @@ def _confirm_section(ctx: Context) -> list[str]:
 def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[str]:
     n = cause_counts(ctx)
     counted = ", ".join(f"{k}: {n}" for k, n in sorted(ctx.night.raw_counted.items())) or "none"
+    classes = ", ".join(f"class {c}: {sum(f.value_class == c for f in new)}"
+                        for c in sorted({f.value_class for f in new if f.value_class})) or "none"
     return ["## Root causes", "", "| new | known (not drafted) | recurring | fixed |",
             "|---|---|---|---|", f"| {n['new']} | {n['known']} hits | {n['recurring']} | "
-            f"{n['fixed']} |", "",
+            f"{n['fixed']} |", "", f"New causes by value class: {classes}.", "",
             "A known cause is a hit on its entry of the known list, counted here and not "
             "stored as a finding of its own.", "",
             f"Not findings (counted, not saved): {counted}.", ""]
@@ -221,20 +227,69 @@ def _strategy_rows(night: Night) -> list[str]:
     return lines + [""]
 
 
+def _arm_section(ctx: Context) -> list[str]:
+    """Tonight's arms: the share of the time the plan gave each, what it spent and found, and
+    the new causes credited to it (what the next night's plan reads)."""
+    night = ctx.night
+    if not night.arms and not night.plan:
+        return []
+    credited = {r["arm"]: r for r in ctx.store.arm_nights(night.id)}
+    shares = (night.plan or {}).get("shares", {})
+    lines = ["## Tonight's arms (surface / strategy)", "",
+             "Time is split over the arms by their yield of new real causes per CPU-second "
+             "(weighted by value class; raw findings and known hits earn nothing), over a floor "
+             "that keeps every arm tried (`numfuzz findings --yield`: the standing table).", "",
+             "| arm | planned share | cases | CPU-s | raw findings | new causes | value |",
+             "|---|---|---|---|---|---|---|"]
+    for arm in sorted(set(night.arms) | set(shares),
+                      key=lambda a: (-night.arms.get(a, {}).get("seconds", 0), a)):
+        row, got = night.arms.get(arm, {}), credited.get(arm, {})
+        share = f"{shares[arm]:.1%}" if arm in shares else "-"
+        lines.append(f"| {arm} | {share} | {row.get('cases', 0)} | "
+                     f"{row.get('seconds', 0):.0f} | {row.get('findings', 0)} | "
+                     f"{got.get('causes', 0)} | {got.get('value', 0):.2f} |")
+    return lines + [""]
+
+
+def yield_rows(store: Store, today: str, plan: dict | None = None) -> list[dict]:
+    """The standing table: per arm, every night's usage discounted by age, its estimated
+    value per CPU-hour, and (given a plan) the share it would get now."""
+    from fuzzer.report.night import arm_history
+
+    used = arm_history(store, today)
+    shares = (plan or {}).get("shares", {})
+    rows = []
+    for arm in sorted(set(used) | set(shares)):
+        u = used.get(arm)
+        rows.append({"arm": arm, "cases": round(u.cases, 1) if u else 0,
+                     "seconds": round(u.seconds, 1) if u else 0,
+                     "findings": round(u.findings, 1) if u else 0,
+                     "causes": round(u.causes, 2) if u else 0,
+                     "value": round(u.value, 2) if u else 0,
+                     "value_per_hour": round(3600 * u.value / u.seconds, 3)
+                     if u and u.seconds else None,
+                     "share": shares.get(arm)})
+    return rows
+
+
 def _new_section(ctx: Context, new: list[Finding]) -> list[str]:
     lines = [f"## New findings: {len(new)}", ""]
     if not new:
         return lines + ["None tonight.", ""]
-    lines += ["Ranked: non-finite, then flips far from their boundary, then the rest. Each "
-              "draft was generated by numfuzz; a person must check it before filing.", "",
-              "| # | signature | title | reliability | draft |", "|---|---|---|---|---|"]
+    lines += ["Ranked by value class (1: a silent wrong value or a memory-unsafe write on "
+              "ordinary inputs; 2: aliasing or mutation semantics; 3: a crash on valid code; "
+              "4: needs edge inputs; 5: a signed zero), then by evidence. Each draft was "
+              "generated by numfuzz; a person must check it before filing.", "",
+              "| # | class | signature | title | reliability | draft |",
+              "|---|---|---|---|---|---|"]
     held = {c["signature"] for c in ctx.night.confirmed if not c["drafted"]}
     for i, f in enumerate(new, 1):
         rel = f"{f.reliability[0]}/{f.reliability[1]}" if f.reliability else "-"
         link = f"[{Path(f.draft_path).name}]({Path(f.draft_path).name})" if f.draft_path else \
             f"none: fixed upstream in torch {f.fixed_upstream}" if f.fixed_upstream else \
             "none tonight: not on every --confirm-with torch" if f.signature in held else "-"
-        lines.append(f"| {i} | `{f.signature}` | {f.title} | {rel} | {link} |")
+        lines.append(f"| {i} | {f.value_class or '-'} | `{f.signature}` | {f.title} | {rel} | "
+                     f"{link} |")
     lines += ["", "To file one after checking it (numfuzz never files anything):", ""]
     lines += [f"    {draft.gh_command(f.title, Path(f.draft_path))}" for f in new if f.draft_path]
     return lines + [""]

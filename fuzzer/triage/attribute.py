@@ -43,6 +43,7 @@ from fuzzer.execute.flags import Flags
 from fuzzer.execute.pool import OutOfTime, RunnerPool, TaskRunner
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.runner import HARNESS_ERROR
+from fuzzer.execute.surface import DEPLOYED
 from fuzzer.execute.workers import _python_path
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
@@ -64,6 +65,7 @@ class Knob:
     devices: tuple[str, ...] = ("cpu", "cuda")
     why: str = ""
     flags: dict = field(default_factory=dict)
+    surface: dict = field(default_factory=dict)  # compile arguments changed (``Surface`` fields)
 
     def applies(self, device: str) -> bool:
         return device_type(device) in self.devices
@@ -121,6 +123,35 @@ KNOBS: tuple[Knob, ...] = (
 )
 
 
+# A knob that takes back one option of the case's surface is named for the option it takes back
+# (``surface:freezing=True``): what the divergence needs, where taking it back makes it vanish.
+SURFACE = "surface:"
+# What each surface option is turned back to: torch's default, or (the GEMM backends) the one
+# that leaves out the template the surface chose.
+OFF = {"max_autotune_gemm_backends": "ATEN", "numerics": "default"}
+
+
+def surface_knobs(case: Case) -> tuple[Knob, ...]:
+    """One knob per option of the case's surface (``execute.surface``): each Inductor option
+    users deploy that it sets (a catalogue surface's, or one a campaign pinned) turned back,
+    and its compile arguments back to a static default compile; what makes the divergence
+    vanish is what it needs of its surface."""
+    options = {k: v for k, v in case.recipe.config.items() if k in DEPLOYED}
+    knobs = [Knob(f"{SURFACE}{key}={value}", {key: OFF.get(key, not value)},
+                  why=f"the surface without {key}={value}")
+             for key, value in options.items() if isinstance(value, bool) or key in OFF]
+    surface = case.recipe.surface
+    for name, field_value, back in (("dynamic=True", surface.dynamic, {"dynamic": False}),
+                                    ("automatic dynamic", surface.automatic,
+                                     {"automatic": False}),
+                                    (f"mode={surface.mode}", surface.mode != "default",
+                                     {"mode": "default"})):
+        if field_value:
+            knobs.append(Knob(f"{SURFACE}{name}", surface=back,
+                              why="the same compile without this argument of its surface"))
+    return tuple(knobs)
+
+
 def knob_named(name: str) -> Knob:
     for knob in KNOBS:
         if knob.name == name:
@@ -165,9 +196,19 @@ class Attribution:
     knobs: list[KnobResult] = field(default_factory=list)
     bisect: dict | None = None
     seconds: float = 0.0
+    # Where it first diverges (``triage.locate.Location`` as plain data), where located.
+    root: dict | None = None
 
     def vanishing(self) -> list[str]:
         return sorted(k.knob for k in self.knobs if k.outcome == "vanishes")
+
+    def needs(self) -> list[str]:
+        """The options of its surface it needs (``freezing=True``): those whose taking back
+        makes it vanish."""
+        return [k.removeprefix(SURFACE) for k in self.vanishing() if k.startswith(SURFACE)]
+
+    def surface_knobs(self) -> list[KnobResult]:
+        return [k for k in self.knobs if k.knob.startswith(SURFACE)]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -231,8 +272,8 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
     seen: Counter = Counter()
     verdict = None
     while sum(seen.values()) < k and (not seen or seen.most_common(1)[0][1] <= k // 2):
-        verdict = run_fresh(runner, case,
-                            case.recipe.with_knob(knob.config, knob.backend, knob.flags))
+        verdict = run_fresh(runner, case, case.recipe.with_knob(
+            knob.config, knob.backend, knob.flags, knob.surface))
         seen[outcome_of(case.verdict, verdict)] += 1
     outcome, votes = seen.most_common(1)[0]
     return KnobResult(knob.name, outcome if votes > k // 2 else "unstable", verdict.summary(),
@@ -260,7 +301,7 @@ def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
     base = run_fresh(pool.get(case.device), case)
     attribution = Attribution(same_divergence(case.verdict, base), base.summary())
     if attribution.reproduces:
-        for knob in knobs:
+        for knob in (*knobs, *surface_knobs(case)):
             check_time()
             result = flip(case, knob, pool, k)
             say(f"knob {knob.name}: {result.outcome}")
@@ -315,11 +356,11 @@ def _bisect_child(path: str) -> dict:
     import torch
     from torch._inductor.compiler_bisector import CompilerBisector
 
-    from fuzzer.execute.runner import Programs, run_draw
+    from fuzzer.execute.runner import Programs, prepared, run_draw
 
     case = Case.load(path)
     torch.set_num_threads(1)
-    programs = Programs.build(case.graph)
+    programs = Programs.build(case.graph, case.recipe.surface.training)
     args = [t.to(case.device) for t in case.ordered_inputs()]
     steps: list[str] = []
 
@@ -327,7 +368,8 @@ def _bisect_child(path: str) -> dict:
         backend = CompilerBisector.get_backend() or "inductor"
         torch._dynamo.reset()
         recipe = case.recipe.with_knob(backend=backend)
-        verdict, _ = run_draw(programs, recipe.compile(programs.model), args, recipe)
+        compiled, refused = prepared(programs, recipe, case.inputs, case.device)
+        verdict = refused or run_draw(programs, compiled, args, recipe)[0]
         steps.append(f"{backend}/{CompilerBisector.get_subsystem() or '-'}: {verdict.kind}")
         return not same_divergence(case.verdict, verdict)
 

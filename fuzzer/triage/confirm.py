@@ -122,14 +122,16 @@ def _foreign_env() -> dict[str, str]:
     return env
 
 
-def run_script(script: Path, python: str | None = None, timeout: float = CONFIRM_TIMEOUT
-               ) -> tuple[int | None, str]:
+def run_script(script: Path, python: str | None = None, timeout: float = CONFIRM_TIMEOUT,
+               extra_env: dict[str, str] | None = None) -> tuple[int | None, str]:
     """Run ``script`` as a person would, in a fresh interpreter (this one by default, forked
-    from ``zygote`` where nothing it reads at import differs) in the script's folder: its exit
-    status (None when the timeout cut it; its session is killed) and its output (stdout, then
-    stderr's last lines that are not warnings)."""
+    from ``zygote`` where nothing it reads at import differs) in the script's folder, with
+    ``extra_env`` besides (glibc's malloc checking): its exit status (None when the timeout
+    cut it; its session is killed) and its output (stdout, then stderr's last lines that are
+    not warnings)."""
     mine = python is None or python == sys.executable
     env = {**os.environ, "PYTHONPATH": python_path()} if mine else _foreign_env()
+    env.update(extra_env or {})
     timeout = max(1.0, timeout)
     try:  # a budget's subprocess: its cost is told to the budget clock (``fuzzer.clock``)
         proc = clock.run_subprocess([script.name], timeout, run=zygote.run, cwd=script.parent,

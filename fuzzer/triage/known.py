@@ -77,6 +77,12 @@ class Known:
     status: str = "open"  # what upstream decided (STATUSES); files without it are open
     fixed_in: str = ""  # with status "fixed": the first torch release holding the fix
     repro: str = ""  # a standalone torch script: exit 1 the bug is there, 0 not, 2 cannot run
+    # Its mechanism, whatever kind it shows as: the op where the divergence first appears
+    # (``triage.locate``), and the family it shows there. A cause whose first divergent op is
+    # one of ``mechanism_ops`` (showing one of ``mechanism_family``) matches without its
+    # family and core (a zero of the wrong sign in ``clamp`` seen through ``copysign``).
+    mechanism_ops: tuple[str, ...] = ()
+    mechanism_family: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -112,19 +118,30 @@ class Known:
         return f"fixed in {self.fixed_in}"
 
     def matches(self, fields: dict, version: str | None = None) -> bool:
+        """Every condition holds, the family and core ones either on the cause as it showed
+        or on its mechanism (``fields["root"]``: the first divergent op and its family)."""
         core = {bare(label) for label in fields.get("core", [])}
-        return all((
+        shown = all((
             not self.family or fields.get("family") in self.family,
-            not self.device or fields.get("device") == self.device,
-            set(self.vanishes_with) <= set(fields.get("vanishes_with", [])),
             not self.core_any or bool(core & {bare(label) for label in self.core_any}),
             {bare(label) for label in self.core_all} <= core,
+        ))
+        return (shown or self.by_mechanism(fields.get("root") or {})) and all((
+            not self.device or fields.get("device") == self.device,
+            set(self.vanishes_with) <= set(fields.get("vanishes_with", [])),
             not self.aliased_arguments or
             fields.get("aliased_arguments") == self.aliased_arguments,
             not self.error_any or any(part in str(where) for part in self.error_any
                                       for where in fields.get("error", [])),
             applies_to(self.torch, version or str(torch.__version__)),
         ))
+
+    def by_mechanism(self, root: dict) -> bool:
+        """Does the cause's first divergent op (``root``: its ``op`` and ``family``) match this
+        entry's mechanism?"""
+        return bool(self.mechanism_ops) and bare(str(root.get("op", ""))) in \
+            {bare(label) for label in self.mechanism_ops} and \
+            (not self.mechanism_family or root.get("family") in self.mechanism_family)
 
 
 def applies_to(spec: str, version: str) -> bool:

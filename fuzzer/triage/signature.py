@@ -15,7 +15,13 @@ The fields (``signature_fields``):
   each decided by a majority of k fresh runs (``attribute``), whatever ``--knobs`` a user passed;
 - ``error``: for crashes and timeouts, the exception type and the innermost torch frames;
 - ``gradient``: present (true) for a diverging gradient (``--training``), whose core is every op
-  the gradient flows back through from the outputs to its input.
+  the gradient flows back through from the outputs to its input;
+- ``needs``: present where the case ran on a surface of the catalogue and taking back one of its
+  options (freezing, the C++ GEMM template, automatic dynamic …) makes it vanish: the options it
+  needs (``attribute.surface_knobs``).
+
+Where the divergence first appears (``triage.locate``, the attribution's ``root``) is recorded
+with the cause, not hashed: the known list and the value class read it (its mechanism).
 
 One bug, one signature: the nightly and ``numfuzz triage`` take a cause the same way
 (``cause_of``): on the case minimized to the minimizer's fixpoint, over the full knob set, k fresh
@@ -50,11 +56,13 @@ from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.oracle import Verdict
 from fuzzer.triage.attribute import KNOBS, Attribution, Knob, attribute, device_type
 from fuzzer.triage.known import bare
+from fuzzer.triage.locate import locate
 
 FAMILY = {Kind.INT_FLIP: "flip", Kind.PARITY: "flip", Kind.WEAK_FLIP: "flip",
           Kind.NONFINITE: "nonfinite", Kind.HIDDEN_NONFINITE: "nonfinite",
           Kind.ACCURACY: "accuracy", Kind.META: "meta", Kind.CRASH: "crash",
-          Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill"}
+          Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill",
+          Kind.MEMORY: "memory", Kind.PROMISE: "promise"}
 FULL_SET = frozenset(k.name for k in KNOBS)
 SIGNATURE_K = 3  # fresh runs per knob, by majority: the nightly's default and triage's
 
@@ -101,13 +109,18 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
         "core": float_core(case),
         "vanishes_with": sorted(set(attribution.vanishing()) & FULL_SET) if attribution else [],
     }
-    if verdict and kind in RAISED:
+    if verdict and kind == Kind.MEMORY:  # however the process died this time
+        fields["error"] = [Kind.MEMORY.value]
+    elif verdict and kind in RAISED:
         fields["error"] = [error_type(verdict.message), *verdict.frames]
     if _is_gradient(verdict):  # a backward kernel's bug, not the forward's (older keys unchanged)
         fields["gradient"] = True
     aliased = aliased_arguments(case.graph)
     if aliased:  # arguments sharing storage: the path AOTAutograd takes for them is the cause's
         fields["aliased_arguments"] = aliased
+    needs = attribution.needs() if attribution else []
+    if needs:  # the options of its surface it needs (older keys, and default ones, unchanged)
+        fields["needs"] = sorted(needs)
     return fields
 
 
@@ -126,6 +139,18 @@ def aliased_arguments(graph) -> str:
 def _is_gradient(verdict: Verdict | None) -> bool:
     out = verdict.diverging if verdict is not None else None
     return out is not None and out.details.gradient_of is not None
+
+
+def mechanism_of(attribution: Attribution | None) -> dict:
+    """What the known list and the value class read of where a cause first diverges
+    (``locate``): the op, the family it shows there, the kind, whether confirmed; {} where
+    not located."""
+    root = (attribution.root if attribution is not None else None) or {}
+    if root.get("node") is None:
+        return {}
+    kind = root.get("kind", "")
+    return {"op": root.get("label", ""), "family": FAMILY.get(kind, kind), "kind": kind,
+            "confirmed": bool(root.get("confirmed"))}
 
 
 def signature_of(fields: dict) -> str:
@@ -148,6 +173,10 @@ def cause_of(case: Case, pool: RunnerPool, *, knobs: Sequence[Knob] = KNOBS,
     if missing:
         raise ValueError(f"a cause is taken over the full knob set; missing {sorted(missing)}")
     attribution = attribute(case, pool, knobs, progress, k=k, stop=stop)
+    if attribution.reproduces and case.verdict is not None and case.verdict.kind not in RAISED:
+        found = locate(case, pool.get(case.device), stop=stop,
+                       progress=(lambda text: progress(f"locate: {text}")) if progress else None)
+        attribution.root = found.to_dict()
     return attribution, signature_fields(case, attribution)
 
 

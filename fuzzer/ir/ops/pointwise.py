@@ -22,6 +22,7 @@ from fuzzer.ir.ops.boundaries import (
 )
 from fuzzer.ir.ops.spec import (
     binary,
+    clamp_zero_tie,
     lift_clamp,
     lift_gelu,
     lift_not_inplace,
@@ -84,12 +85,12 @@ unary("cast_roundtrip", "{0}.to(torch.{to}).to({0}.dtype)", attrs=("to",), raw=(
 # Torch's promotion decides: an integer tensor times 0.5 is a float tensor.
 
 unary("mul_scalar", "{0} * {value}", attrs=("value",), meta=True, captures=("operator.mul",),
-      signs_zero=True,
+      strict=True, signs_zero=True,
       lift=lift_scalar(True))
-unary("div_scalar", "{0} / {value}", attrs=("value",), meta=True, signs_zero=True,
+unary("div_scalar", "{0} / {value}", strict=True, attrs=("value",), meta=True, signs_zero=True,
       captures=("operator.truediv",), lift=lift_scalar(False))
 unary("add_scalar", "{0} + {value}", attrs=("value",), meta=True, captures=("operator.add",),
-      signs_zero=True,
+      strict=True, signs_zero=True,
       lift=lift_scalar(True))
 unary("floordiv_scalar", "torch.div({0}, {value}, rounding_mode='floor')", attrs=("value",),
       step=multiple_boundary, meta=True)
@@ -97,20 +98,21 @@ unary("truncdiv_scalar", "torch.div({0}, {value}, rounding_mode='trunc')", attrs
       step=multiple_boundary, meta=True)
 unary("remainder_scalar", "torch.remainder({0}, {value})", attrs=("value",), meta=True)
 unary("fmod_scalar", "torch.fmod({0}, {value})", attrs=("value",), meta=True, exact=True)
-# A zero at a bound (clamp(-0.0, 0.0, 1.0)) is either zero: IEEE does not say which.
+# A zero input at a zero bound of the other sign (clamp(-0.0, 0.0, 1.0)) is either zero; any other
+# zero it gives has the sign eager and the formula min(max(x, lo), hi) agree on.
 unary("clamp", "torch.clamp({0}, {lo}, {hi})", attrs=("lo", "hi"), meta=True, exact=True,
-      captures=("torch.clamp",), lift=lift_clamp)
+      signs_zero=True, unsigned=clamp_zero_tie, captures=("torch.clamp",), lift=lift_clamp)
 
 # ---------------------------------------------------------------- binary arithmetic
 
 binary("add", "{0} + {1}", meta=True, signs_zero=True, tags=("binary-float", "combine"),
-       captures=("operator.add",))
+       strict=True, captures=("operator.add",))
 binary("sub", "{0} - {1}", meta=True, signs_zero=True, tags=("binary-float", "combine"),
-       captures=("operator.sub",))
+       strict=True, captures=("operator.sub",))
 binary("mul", "{0} * {1}", meta=True, signs_zero=True, tags=("binary-float", "combine"),
-       captures=("operator.mul",))
+       strict=True, captures=("operator.mul",))
 binary("div", "{0} / {1}", meta=True, signs_zero=True, tags=("binary-float", "combine"),
-       captures=("operator.truediv",))
+       strict=True, captures=("operator.truediv",))
 binary("maximum", "torch.maximum({0}, {1})", meta=True, exact=True, signs_zero=True,
        unsigned=zero_tie(negative=False), tags=("binary-float", "combine"),
        captures=("torch.maximum",))
@@ -215,13 +217,13 @@ unary("lt_scalar", "{0} < {value}", attrs=("value",), meta=True, exact=True,
 # Casts, and promotion against a 0-d tensor (a bf16 tensor times a float64 0-d tensor stays bf16).
 # A float cast to an integer truncates, undefined out of range (no clamp).
 unary("cast", "{0}.to(torch.{to})", attrs=("to",), raw=("to",), meta=True, unclamped=True,
-      signs_zero=True,
+      strict=True, signs_zero=True,
       alias=0)  # x.to(x.dtype) is x itself
 # A cast to the value's own dtype, whatever it is (a rewrite removes it): in the float64 reference
 # it stays float64, where ``cast`` to the model's dtype would drop the reference to float16 and
 # feed it to float64 weights.
 unary("own_dtype", "{0}.to({0}.dtype)", meta=True, exact=True, signs_zero=True, alias=0)
 register("where", 3, "torch.where({0}, {1}, {2})", category="binary", meta=True, exact=True,
-         signs_zero=True)
+         strict=True, signs_zero=True)
 binary("masked_fill", "{0}.masked_fill({1}, {value})", attrs=("value",), meta=True, exact=True,
        signs_zero=True)

@@ -9,7 +9,7 @@ from fuzzer.ir.ops.spec import lift_softmax, unary
 unary("amax", "torch.amax({0}, dim={dim}, keepdim=True)", category="reduce", attrs=("dim",),
       meta=True, exact=True)
 unary("sum", "torch.sum({0}, dim={dim}, keepdim=True)", category="reduce", attrs=("dim",),
-      meta=True)
+      strict=True, meta=True)
 unary("mean", "torch.mean({0}, dim={dim}, keepdim=True)", category="reduce",
       shape_rule=reduce_keepdim, attrs=("dim",))
 unary("var", "torch.var({0}, dim={dim}, keepdim=True, correction=0)", category="reduce",

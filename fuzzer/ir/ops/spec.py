@@ -120,7 +120,8 @@ class OpSpec:
     # result: ``copysign`` of a NaN that arithmetic made (IEEE leaves that NaN's sign
     # unspecified), a ``maximum`` of -0.0 and +0.0 where eager's zero is not IEEE's (eager's
     # scalar and vector paths pick different zeros). ``judge.semantics`` reads it.
-    unsigned: Callable[[list[torch.Tensor], list[bool], torch.Tensor], torch.Tensor] | None = None
+    unsigned: Callable[[list[torch.Tensor], list[bool], torch.Tensor, dict], torch.Tensor] | None \
+        = None
     # Reinterprets bits (``x.view(torch.int32)``): float64 cannot stand for what follows, so a
     # program holding one is judged against eager (``judge.semantics.float64_stands``).
     bits: bool = False
@@ -132,6 +133,10 @@ class OpSpec:
     # judged by what they select (``Selects``, ``judge.semantics.selections``), so equal values
     # picked by different indices are no divergence and a worse pick is one.
     selects: Selects | None = None
+    # numerics="strict" promises eager's bits for it (torch 2.15, Triton): pointwise arithmetic
+    # and casts (eager's casts and IEEE division implied), a sum over one dim in eager's order.
+    # A program of such ops and views only is held to eager exactly on that surface.
+    strict: bool = False
 
     def render(self, args: list[str], attrs: dict) -> str:
         if self.arity >= 0 and len(args) != self.arity:
@@ -164,14 +169,15 @@ class OpSpec:
 REGISTRY: dict[str, OpSpec] = {}
 
 
-Unsigned = Callable[[list[torch.Tensor], list[bool], torch.Tensor], torch.Tensor]
+# (its inputs' float64 values, which are graph inputs, its float64 result, its attrs) -> where
+Unsigned = Callable[[list[torch.Tensor], list[bool], torch.Tensor, dict], torch.Tensor]
 
 
 def nan_sign_of(position: int) -> Unsigned:
     """``OpSpec.unsigned`` of an op copying input ``position``'s sign: undefined where that
     input is a NaN arithmetic made (a graph input's NaN keeps the sign it was given)."""
-    def unsigned(values: list[torch.Tensor], given: list[bool],
-                 result: torch.Tensor) -> torch.Tensor:
+    def unsigned(values: list[torch.Tensor], given: list[bool], result: torch.Tensor,
+                 attrs: dict) -> torch.Tensor:
         nan = torch.isnan(values[position])
         return torch.zeros_like(nan) if given[position] else nan
     return unsigned
@@ -181,12 +187,27 @@ def zero_tie(negative: bool) -> Unsigned:
     """``OpSpec.unsigned`` of a minimum (IEEE: ``-0.0`` wins a tie of zeros, ``negative``) or a
     maximum (``+0.0`` wins): undefined where eager's zero at such a tie is not IEEE's (eager's
     scalar and vector paths differ there, and upstream makes compiled follow IEEE)."""
-    def unsigned(values: list[torch.Tensor], given: list[bool],
-                 result: torch.Tensor) -> torch.Tensor:
+    def unsigned(values: list[torch.Tensor], given: list[bool], result: torch.Tensor,
+                 attrs: dict) -> torch.Tensor:
         a, b = values[0], values[1]
         tie = (a == 0) & (b == 0) & (torch.signbit(a) != torch.signbit(b))
         return tie & (torch.signbit(result) != negative)
     return unsigned
+
+
+def clamp_zero_tie(values: list[torch.Tensor], given: list[bool], result: torch.Tensor,
+                   attrs: dict) -> torch.Tensor:
+    """``OpSpec.unsigned`` of ``clamp``: where its input is a zero and a bound a zero of the
+    other sign, eager returns the input (a tie is neither below nor above the bound) and clamp's
+    formula ``min(max(x, lo), hi)`` the bound's IEEE pick: either zero may come out (eager issue
+    #87131). Anywhere else eager and the formula agree on the zero's sign."""
+    x = values[0]
+    undefined = torch.zeros(x.shape, dtype=torch.bool)
+    for bound in (attrs.get("lo"), attrs.get("hi")):
+        if isinstance(bound, (int, float)) and not isinstance(bound, bool) and bound == 0:
+            negative = math.copysign(1.0, bound) < 0
+            undefined |= (x == 0) & (torch.signbit(x) != negative)
+    return undefined
 
 
 def register(name: str, arity: int, template: str, *, meta: bool = False,
