@@ -491,3 +491,87 @@ def rows_depend_on_batch(gm, example_inputs):
         return outs
 
     return _map_outputs(gm, change)
+
+
+# ------------------------------------------------------------------ deployment stages
+# On the export and aoti surfaces a trusted backend stands in for a stage of the deployment
+# (``judge.rules.Deployed``): called as ``fake(program, args, stage)``, stage one of "export",
+# "decompositions", "inductor", "aoti", it returns what runs. Each fake below is wrong from the
+# stage it plants its bug in onwards, as a bug in that stage would be.
+
+DEPLOY_ORDER = ("export", "decompositions", "inductor", "aoti")
+
+
+def _from(stage: str, first: str) -> bool:
+    return DEPLOY_ORDER.index(stage) >= DEPLOY_ORDER.index(first)
+
+
+def export_drops_buffer_writes(program, args, stage):
+    """From export on: the program's buffer writes are undone after each call (an export that
+    loses a buffer mutation)."""
+    if not _from(stage, "export"):
+        return program
+
+    def run(*xs):
+        before = {name: b.clone() for name, b in program.named_buffers()}
+        out = program(*xs)
+        for name, b in program.named_buffers():
+            b.copy_(before[name])
+        return out
+
+    return run
+
+
+def package_perturbs_a_constant(program, args, stage):
+    """Only in AOTInductor's package: the first parameter's first element one larger while it
+    runs (a package that loads one constant wrong); every earlier stage exact. (The exported
+    module shares its parameters with the module exported, so the change is undone after.)"""
+    if stage != "aoti":
+        return program
+    params = list(program.parameters())
+
+    def run(*xs):
+        with torch.no_grad():
+            for p in params[:1]:
+                p.view(-1)[0] += 1.0
+            try:
+                return program(*xs)
+            finally:
+                for p in params[:1]:
+                    p.view(-1)[0] -= 1.0
+
+    return run
+
+
+def export_refuses(program, args, stage):
+    """torch.export declines the program, as it does a data-dependent branch."""
+    from torch._dynamo.exc import UserError, UserErrorType
+
+    raise UserError(UserErrorType.DYNAMIC_CONTROL_FLOW, "data-dependent control flow")
+
+
+def package_fails_to_build(program, args, stage):
+    """AOTInductor's package build raises on a program every earlier stage runs."""
+    if stage == "aoti":
+        raise RuntimeError("planted: the package build failed")
+    return program
+
+
+def _erf_nan(x):
+    return torch.erf(x) * float("nan")
+
+
+def erf_nan(gm, example_inputs):
+    """torch.erf gives NaN: every value computed from it is non-finite, nothing before it is
+    (what ``numfuzz locate`` must pin to the erf's line)."""
+    return _rewrite(gm, torch.erf, _erf_nan)
+
+
+def inf_with_two_outputs(gm, example_inputs):
+    """Exact for a program of one output; for one that returns two or more, the first float
+    output's first element is inf: a divergence no prefix of one output shows (one that needs
+    the whole graph's fusion)."""
+    outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    if not isinstance(outputs, (tuple, list)) or len(outputs) < 2:
+        return gm
+    return inject_inf(gm, example_inputs)

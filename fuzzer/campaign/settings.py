@@ -172,6 +172,8 @@ def make_case(settings: Settings, index: int,
         if recipe.surface.training:
             graph = strategy.for_training(graph)
         draws = inputs.draws(graph, seed, settings.draws, picked.cycle)
+        if recipe.surface.deployed:  # one package per case: its constants are the first draw's
+            draws = inputs.same_state(graph, draws)
         chosen = picked.name
     origin = {"campaign_seed": settings.seed, "index": index, "strategy": chosen,
               "surface": surface_name(recipe)}

@@ -19,6 +19,7 @@ from fuzzer.cli.common import (
     strict_json,
     writable,
 )
+from fuzzer.execute.surface import CATALOGUE
 
 if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
     from rich.table import Table
@@ -132,6 +133,19 @@ def value_name(case: Case, output: OutputVerdict) -> str:
         return f"node {output.node}"
 
 
+SURFACE_OPTION = click.option(
+    "--surface", type=click.Choice(list(CATALOGUE)),
+    help="Run it on this surface of the catalogue instead of the one it records (a model file: "
+         "instead of the default compile), e.g. aoti: torch.export, then an AOTInductor package.")
+
+
+def on_surface(case: Case, name: str | None) -> Case:
+    """The case on the catalogue surface ``name`` (its recipe's own where None)."""
+    if name is not None:
+        case.recipe = case.recipe.on(CATALOGUE[name])
+    return case
+
+
 @main.command()
 @click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "case"]), default="case",
@@ -139,8 +153,10 @@ def value_name(case: Case, output: OutputVerdict) -> str:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="For model files: seed before building the model and drawing inputs.")
 @click.option("--timeout", type=float, default=300, show_default=True)
+@SURFACE_OPTION
 @click.option("--json", "as_json", is_flag=True)
-def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) -> None:
+def replay(target: Path, device: str, seed: int, timeout: float, surface: str | None,
+           as_json: bool) -> None:
     """Re-run a case file (or a model .py file) and print the verdict table.
 
     Exit 1: it diverges (for a model file: the model itself does); 0: it does not (an
@@ -150,7 +166,7 @@ def replay(target: Path, device: str, seed: int, timeout: float, as_json: bool) 
     from fuzzer.corpus.replay import replay_case
     from fuzzer.user.capture import load_target
 
-    case = load_target(target, seed)
+    case = on_surface(load_target(target, seed), surface)
     checking = follow_malloc_check(case.origin, case.verdict.kind if case.verdict else "")
     if device != "case":
         case.device = resolve_device(device)
@@ -279,9 +295,11 @@ def _blank(value: object) -> str:
               show_default=True, help="Where to minimize; 'case' uses the device it was found "
                                       "on (for a model file: auto).")
 @click.option("--timeout", type=float, default=300, show_default=True)
+@SURFACE_OPTION
 @click.option("--json", "as_json", is_flag=True)
 def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: str | None,
-             corpus: Path, seed: int, device: str, timeout: float, as_json: bool) -> None:
+             corpus: Path, seed: int, device: str, timeout: float, surface: str | None,
+             as_json: bool) -> None:
     """Shrink a divergence to a minimal case.pt + standalone repro.py.
 
     Exit 1: the minimized case reproduces k/k (fresh compiles); 3: it, or the case given, does not
@@ -295,7 +313,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     seconds = parse_duration(duration)
     writable(out or Path("reports") / "min", "-o")
     writable(corpus, "--corpus")
-    case = load_target(target, seed)
+    case = on_surface(load_target(target, seed), surface)
     checking = follow_malloc_check(case.origin, case.verdict.kind if case.verdict else "")
     if device != "case":
         case.device = resolve_device(device)

@@ -158,6 +158,8 @@ def cause_lines(case: Case, attribution: Attribution) -> list[str]:
                                                  "leaves it)"))
     elif not any(k in DEPLOYED for k in case.recipe.config):
         lines.append("needs of its surface: none (a default compile)")
+    if attribution.stage():
+        lines.append(f"stage: it appears in {attribution.stage()}")
     located = Location.from_dict(attribution.root)
     if located is not None:
         lines.append(f"where: {located.summary()}")

@@ -160,13 +160,17 @@ def run_original(task: runner.Task) -> runner.RunResult:
                                if known_fp64 else None)
 
     def compiled_by(recipe: Recipe) -> Callable:
-        # The state is restored outside the compiled call, so the graph holds the model alone.
-        compiled = recipe.compile(call)
+        # The state is restored outside the compiled call, so the graph holds the model alone;
+        # a deployment (torch.export, AOTInductor) takes the module itself, its weights its own.
+        deployed = recipe.surface.deployed
+        compiled = recipe.compile(model if deployed else call)
 
         def run(*args: torch.Tensor) -> tuple:
             as_built()
             mine = own(args)
-            return (*compiled(*mine), *left_behind(graph, model, mine))
+            out = compiled(*mine)
+            return (*(tensor_leaves(out) if deployed else out),
+                    *left_behind(graph, model, mine))
 
         return run
 

@@ -416,6 +416,10 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         failure = compiled_failure(err, recipe, sdpa)
         return failure, {} if failure.kind == Kind.SKIP and not \
             failure.message.startswith(faults.OUT_OF_MEMORY) else {"eager": eager_all}
+    kept_inside = state_kept_inside(programs, recipe)
+    for i in kept_inside:  # not handed back: not judged (eager's value stands in, said below)
+        if i < len(out_all) and i < len(second):
+            out_all[i], second[i] = eager_all[i].clone(), eager_all[i].clone()
     try:
         unstable = oracle.either(unstable, oracle.run_to_run(out_all, second))
     except ValueError:
@@ -451,6 +455,9 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         verdict = oracle.with_aliasing(verdict, semantics.aliasing_problems(
             programs.graph, eager_did, compiled_did))
     oracle.note_unstable(verdict, unstable)
+    if kept_inside:
+        verdict.message = (verdict.message + "; " if verdict.message else "") + \
+            KEPT_INSIDE.format(len(kept_inside))
     verdict.sdpa = sdpa
     verdict.frozen = frozen.count if frozen is not None else None
     outputs = {"eager": [t.cpu() for t in eager_all], "compiled": [t.cpu() for t in out_all],
@@ -459,13 +466,17 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
 
 
 def compiled_failure(err: BaseException, recipe: Recipe, sdpa: list[str]) -> Verdict:
-    """The verdict of a compiled run that raised: out of memory, a graph break (fullgraph=True
-    asked for one graph; Dynamo declines a feature) and no GEMM implementation among the
-    campaign's ``max_autotune_gemm_backends`` are skips; a memory-unsafe error is its own kind
+    """The verdict of a compiled run that raised: out of memory, torch.export declining the
+    program (a documented limitation: ``rules.REFUSALS``), a graph break (fullgraph=True asked
+    for one graph; Dynamo declines a feature) and no GEMM implementation among the campaign's
+    ``max_autotune_gemm_backends`` are skips; a memory-unsafe error is its own kind
     (``faults.as_memory_unsafe``); anything else is a crash, told apart by its type and frames."""
     line = error_line(err)
     if faults.out_of_memory(line):
         return Verdict(Kind.SKIP, message=faults.oom_message(line), sdpa=sdpa)
+    refused = export_refused(err)
+    if refused:
+        return Verdict(Kind.SKIP, message=f"{EXPORT_REFUSED}: {refused}", sdpa=sdpa)
     if graph_break(err):
         return Verdict(Kind.SKIP, message=f"graph break: {line}", sdpa=sdpa)
     if no_gemm_choice(err, recipe.config):
@@ -473,6 +484,21 @@ def compiled_failure(err: BaseException, recipe: Recipe, sdpa: list[str]) -> Ver
                        f"max_autotune_gemm_backends takes this one: {line}", sdpa=sdpa)
     return Verdict(faults.as_memory_unsafe(Kind.CRASH, line), message=line,
                    frames=rules.torch_frames(err), sdpa=sdpa)
+
+
+KEPT_INSIDE = ("{} module buffers it writes are not judged: an AOTInductor package keeps the "
+               "buffers it writes inside, as its constants, and hands none back")
+
+
+def state_kept_inside(programs: Programs, recipe: Recipe) -> list[int]:
+    """The positions, among what a run is judged on (``semantics.judged``), of the module
+    buffers the program writes, where its path keeps them inside (an AOTInductor package):
+    their value after the call is not the caller's to see, so it is not judged."""
+    if recipe.surface.path != "aoti" or not programs.kinds:
+        return []
+    arity = len(programs.graph.outputs)
+    return [arity + k for k, position in enumerate(programs.written)
+            if programs.kinds[position] != "x"]
 
 
 Did = tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]  # rules.call: shares, touched
@@ -542,6 +568,21 @@ def _synchronize() -> None:
     synchronizing call, which would otherwise be some later, innocent one."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
+
+
+EXPORT_REFUSED = "export refused"  # how a skip of a program torch.export declines begins
+
+
+def export_refused(err: BaseException | None) -> str:
+    """Why torch.export declined the program ('' where it did not): ``rules.ExportRefused``
+    somewhere along the causes."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, rules.ExportRefused):
+            return str(err)
+        err = err.__cause__ or err.__context__
+    return ""
 
 
 def graph_break(err: BaseException | None) -> bool:

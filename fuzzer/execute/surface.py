@@ -33,6 +33,12 @@ CUDA_ONLY_MODES = ("reduce-overhead",)  # CUDA graphs: nothing to capture on the
 # and reduction order, where 2.15's Triton backend says it keeps them) and "batch-invariant" (a
 # row computed in a batch equals the same row computed alone, bit for bit).
 PROMISES = ("", "strict", "batch-invariant")
+# How the program is compiled and run: torch.compile, or a deployment path
+# (``judge.rules.Deployed``): torch.export's program (``export``: after its decompositions),
+# AOTInductor's package (``aoti``), and the stages between them triage runs to say where a
+# divergence appears (``export-raw``: before the decompositions; ``export-inductor``: the
+# exported graph compiled by torch.compile).
+PATHS = ("compile", "export-raw", "export", "export-inductor", "aoti")
 ORIGINAL = ("dynamic", "mode", "training")  # the fields every case file has always recorded
 
 
@@ -46,6 +52,7 @@ class Surface:
     automatic: bool = False
     promise: str = ""  # PROMISES: what compiled must keep exactly on this surface
     name: str = ""  # its CATALOGUE entry; "" for one pinned by flags (or an older case file)
+    path: str = "compile"  # PATHS: torch.compile, or how a deployment runs the model
 
     @classmethod
     def from_dict(cls, data: Any) -> Surface:
@@ -65,6 +72,12 @@ class Surface:
                             f"{', '.join(CATALOGUE)}")
         if surface.dynamic and surface.automatic:
             raise CaseError("surface dynamic and automatic exclude each other")
+        if surface.path not in PATHS:
+            raise CaseError(f"surface path {str(surface.path)[:80]!r} is not one of "
+                            f"{', '.join(PATHS)}")
+        if surface.path != "compile" and (surface.dynamic or surface.automatic or
+                                          surface.training or surface.mode != "default"):
+            raise CaseError(f"surface path {surface.path} takes no torch.compile arguments")
         return surface
 
     def to_dict(self) -> dict:
@@ -92,8 +105,17 @@ class Surface:
         return {"fullgraph": True, "dynamic": None if self.automatic else self.dynamic,
                 "mode": None if self.mode == "default" else self.mode}
 
+    @property
+    def deployed(self) -> bool:
+        """Does it run the model through torch.export (and AOTInductor) instead of compile?"""
+        return self.path != "compile"
+
     def label(self) -> str:
         """How a person reads it: ``static``, or e.g. ``dynamic, max-autotune, training``."""
+        if self.deployed:
+            return {"export-raw": "torch.export (no decompositions)",
+                    "export": "torch.export", "export-inductor": "torch.export + torch.compile",
+                    "aoti": "torch.export + AOTInductor"}[self.path]
         parts = [p for p, on in (("dynamic", self.dynamic),
                                  ("automatic dynamic", self.automatic),
                                  (self.mode, self.mode != "default"),
@@ -126,8 +148,11 @@ class Entry:
 
     @property
     def inductor_only(self) -> bool:
-        """Does it need Inductor (options, a mode), so a custom backend cannot take it?"""
-        return bool(self.options) or self.surface.mode != "default" or bool(self.surface.promise)
+        """Does it need Inductor (options, a mode, a promise, a deployment path), so a custom
+        backend cannot take it? (A test double may stand in for a deployment stage: see
+        ``rules.Deployed``.)"""
+        return bool(self.options) or self.surface.mode != "default" or \
+            bool(self.surface.promise) or self.surface.deployed
 
     def pairs_with(self, strategy: str) -> bool:
         return self.strategies is None or strategy in self.strategies
@@ -161,6 +186,12 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           prior=3.0, cost=3.0),
     Entry("cpp-wrapper", "cpp_wrapper=True: the generated C++ wrapper instead of Python",
           Surface(name="cpp-wrapper"), {"cpp_wrapper": True}, cost=2.0),
+    Entry("export", "torch.export: the exported program after its decompositions "
+          "(ExportedProgram.module()), no compiler", Surface(path="export", name="export"),
+          needs=("export",), prior=1.5, cost=1.5),
+    Entry("aoti", "AOTInductor: torch.export, then a package built with the weights as constants, "
+          "loaded and run (torch._inductor.aoti_compile_and_package, aoti_load_package)",
+          Surface(path="aoti", name="aoti"), needs=("aoti",), prior=2.0, cost=15.0),
     Entry("reduce-overhead", "mode=reduce-overhead: CUDA graphs",
           Surface(mode="reduce-overhead", name="reduce-overhead"), devices=("cuda",)),
     Entry("triton-templates", "max-autotune's Triton GEMM and conv templates (no CUDA graphs)",
@@ -182,6 +213,12 @@ DEPLOYED = frozenset(key for entry in CATALOGUE.values() for key in entry.option
 def have(need: str) -> bool:
     """Does this torch (and machine) have ``need``: the C++ GEMM template, which runs only where
     the CPU has a micro-kernel for it (AVX2 or AVX-512)?"""
+    if need in ("export", "aoti"):
+        import torch
+
+        return hasattr(torch, "export") and hasattr(torch.export, "export") and (
+            need == "export" or all(hasattr(torch._inductor, name) for name in (
+                "aoti_compile_and_package", "aoti_load_package")))
     if need == "cpp_gemm_template":
         import importlib.util
 

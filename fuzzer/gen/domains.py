@@ -358,6 +358,8 @@ def layouts_for(graph: Graph, node_id: int, written: set[int] | frozenset = froz
     ``expanded`` for an input the program writes (a write to a stride-0 view is an eager error),
     for module state (copied into in place) or for values distinct along a dim."""
     node = graph.node(node_id)
+    if "flat" in node.attrs:  # a view packed into a flat buffer: contiguous there
+        return []
     unexpandable = node_id in written or "state" in node.attrs \
         or node.role in UNEXPANDABLE_ROLES
     return [layout for layout in LAYOUTS if applies(layout, node.shape)

@@ -439,7 +439,7 @@ def generate(seed: int, grammar: str = "mixed", dtype: str = "float32",
     b.graph.outputs = list(dict.fromkeys(outputs))
     b.graph.remove_dead()
     if rng.random() < MODULE_SHARE:
-        as_module(b.graph)
+        as_module(b.graph, rng)
     return b.graph
 
 
@@ -448,10 +448,13 @@ PARAM_ROLES = ("w", "b", "gamma", "beta")  # learned: parameters; the rest of a 
 BUFFER_ROLES = ("mean", "var", "cos", "sin", "mask", "keep", "count")  # statistics, tables
 
 
-def as_module(graph: Graph) -> None:
+def as_module(graph: Graph, rng: random.Random | None = None) -> None:
     """The model as an ``nn.Module``: its weights parameters, its statistics and tables buffers
     (the input's ``state``), so that freezing, constant folding and norm folding have something
-    to fold; what the program writes in place is always a buffer."""
+    to fold; what the program writes in place is always a buffer. With ``rng``, in a share of
+    them (``FLAT_SHARE``) some parameters of one dtype are views into one flat buffer (their
+    ``flat`` group), as a model whose weights were loaded into one allocation has them: a
+    compiler that treats a weight as its own storage reads the wrong place."""
     written = set(graph.written_inputs())
     for node_id in graph.input_ids():
         node = graph.node(node_id)
@@ -459,3 +462,25 @@ def as_module(graph: Graph) -> None:
             node.attrs["state"] = "param"
         elif node.role in BUFFER_ROLES or (node_id in written and node.role != "x"):
             node.attrs["state"] = "buffer"
+    if rng is not None and rng.random() < FLAT_SHARE:
+        flatten_weights(graph, rng)
+
+
+FLAT_SHARE = 0.3
+
+
+def flatten_weights(graph: Graph, rng: random.Random) -> None:
+    """Two or more parameters of one dtype made views of one flat buffer (``flat`` group 0,
+    packed in input order, each contiguous: ``judge.rules.Module`` builds them so)."""
+    params = [n for n in graph.input_ids() if graph.node(n).attrs.get("state") == "param"]
+    by_dtype: dict[str, list[int]] = {}
+    for n in params:
+        by_dtype.setdefault(graph.node(n).dtype, []).append(n)
+    groups = [members for members in by_dtype.values() if len(members) >= 2]
+    if not groups:
+        return
+    members = rng.choice(groups)
+    chosen = sorted(rng.sample(members, rng.randint(2, len(members))))
+    for n in chosen:
+        graph.node(n).attrs["flat"] = 0
+        graph.node(n).attrs.pop("layout", None)

@@ -143,6 +143,18 @@ def draws(graph: Graph, seed: int, count: int,
     return result
 
 
+def same_state(graph: Graph, drawn: list[tuple[str, Inputs]]) -> list[tuple[str, Inputs]]:
+    """The draws with the first one's module state (every input held as a parameter or buffer,
+    its ``state`` attr) in all of them: a deployed model's weights and buffers are constants of
+    its package, what changes from call to call is what it is called with."""
+    state = [str(n) for n in graph.input_ids() if graph.node(n).attrs.get("state")]
+    if not drawn or not state:
+        return drawn
+    first = drawn[0][1]
+    return [(domain, {**values, **{key: first[key] for key in state}})
+            for domain, values in drawn]
+
+
 def ordered(graph: Graph, inputs: Inputs) -> list[torch.Tensor]:
     """Inputs in the order the rendered function takes them."""
     return [inputs[str(n)] for n in graph.input_ids()]

@@ -4,7 +4,10 @@ A captured model may call ops the grammars never generate (``torch.cumsum``, ``x
 ``F.pad`` …). Such a node has op ``call`` and plain-data attributes:
 
 - ``target``: ``F.name``, ``torch.name`` (also ``torch.special.`` / ``linalg.`` / ``fft.``),
-  ``Tensor.name`` for a method, or ``operator.name`` for Python's operators;
+  ``Tensor.name`` for a method, ``operator.name`` for Python's operators, or an operator of the
+  dispatcher as the user called it, ``torch.ops.aten.avg_pool2d_backward`` (the packet) or
+  ``torch.ops.aten.add.Tensor`` (one overload), any namespace registered in this torch but those
+  that act outside the tensors (``OPS_DENIED``);
 - ``args`` and ``kwargs``: constants, with tagged dicts for what JSON cannot say:
   ``{"in": k}`` the node's k-th tensor input, ``{"dtype": "float16"}``, ``{"slice": [a, b, c]}``,
   ``{"ellipsis": true}``, ``{"device_of": k}`` (the device of input k), ``{"memory_format": n}``;
@@ -15,9 +18,10 @@ A captured model may call ops the grammars never generate (``torch.cumsum``, ``x
 Case files are data, never code: a target must be a tensor op PyTorch itself lists as one
 (``torch.overrides``), one of the few it files elsewhere (``UNLISTED``: ``F.hardswish``), a
 deterministic factory (``FACTORIES``) or an operator from a short table, so a hostile file
-cannot name ``torch.save`` or ``os.system``. Shapes and dtypes are inferred by calling the op on
-meta tensors (factories included: nothing is allocated), and a result larger than ``MAX_NUMEL``
-elements is refused.
+cannot name ``torch.save`` or ``os.system``; a dispatcher operator must be one this torch has
+registered (``torch.ops`` looks it up; nothing is imported for it). Shapes and dtypes are
+inferred by calling the op on meta tensors (factories included: nothing is allocated), and a
+result larger than ``MAX_NUMEL`` elements is refused.
 """
 
 from __future__ import annotations
@@ -64,6 +68,10 @@ UNLISTED = {"F": ("hardswish", "hardsigmoid", "sigmoid", "tanh", "upsample", "up
 # as ``torch._C._nn.pad``): the same op with the same arguments, so it is named, and rendered, as
 # the wrapper.
 ALIASES = {"F.pad": ("torch._C._nn", "pad")}
+# Dispatcher namespaces whose operators act outside the tensors they are given (profiling,
+# collectives across processes): never called from a case file.
+OPS_DENIED = ("profiler", "c10d", "_c10d_functional", "_c10d_functional_autograd", "_dtensor",
+              "fsdp", "higher_order", "_quantized", "mkldnn_prepacked", "onednn")
 # Overridable, yet not pure tensor computations: never rendered or called.
 DENIED = {"backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad",
           "tolist", "numpy", "item", "data_ptr", "storage", "untyped_storage", "share_memory_",
@@ -111,8 +119,44 @@ def _tables() -> tuple[dict[int, str], dict[str, Callable]]:
 
 
 def target_name(fn: Any) -> str | None:
-    """``F.gelu`` for the function object F.gelu; None for anything that is not an allowed op."""
-    return _tables()[0].get(id(fn))
+    """``F.gelu`` for the function object F.gelu, ``torch.ops.aten.add.Tensor`` for that
+    overload (its packet without the overload); None for anything that is not an allowed op."""
+    name = dispatcher_name(fn)
+    return name if name is not None else _tables()[0].get(id(fn))
+
+
+def dispatcher_name(fn: Any) -> str | None:
+    """``torch.ops.<namespace>.<op>[.<overload>]`` for a dispatcher operator an allowed
+    namespace holds, as the user called it (a packet, or one of its overloads); else None."""
+    ops_module = getattr(torch, "_ops", None)
+    packet_type = getattr(ops_module, "OpOverloadPacket", None)
+    overload_type = getattr(ops_module, "OpOverload", None)
+    if packet_type is not None and isinstance(fn, packet_type):
+        namespace, _, op = fn._qualified_op_name.partition("::")
+        name = f"torch.ops.{namespace}.{op}"
+    elif overload_type is not None and isinstance(fn, overload_type):
+        namespace, _, op = fn._schema.name.partition("::")
+        name = f"torch.ops.{namespace}.{op}.{fn._overloadname}"
+    else:
+        return None
+    return name if namespace not in OPS_DENIED else None
+
+
+def _dispatcher_op(target: str) -> Callable | None:
+    """The dispatcher operator ``torch.ops.<namespace>.<op>[.<overload>]`` names, if this torch
+    has registered it and its namespace is allowed; never an import."""
+    parts = target.split(".")
+    if parts[:2] != ["torch", "ops"] or len(parts) not in (4, 5) or \
+            not all(p.isidentifier() and not p.startswith("__") for p in parts[2:]) or \
+            parts[2] in OPS_DENIED:
+        return None
+    try:
+        found = getattr(getattr(torch.ops, parts[2]), parts[3])
+        if len(parts) == 5:
+            found = getattr(found, parts[4])
+    except (AttributeError, RuntimeError):
+        return None
+    return found if dispatcher_name(found) == target else None
 
 
 def method_name(name: str) -> str | None:
@@ -121,6 +165,9 @@ def method_name(name: str) -> str | None:
 
 
 def resolve(target: str) -> Callable:
+    found = _dispatcher_op(target) if isinstance(target, str) else None
+    if found is not None:
+        return found
     try:
         return _tables()[1][target]
     except (KeyError, TypeError):

@@ -125,22 +125,47 @@ class Module(torch.nn.Module):
     """A program whose inputs marked ``param`` or ``buffer`` (``kinds``, one per input; ``x``
     for an argument) are a module's parameters and buffers: ``forward`` takes the arguments and
     calls the program with them and its state in input order. Parameters compiled as module
-    attributes are what freezing folds into constants."""
+    attributes are what freezing folds into constants. Parameters marked ``param:<group>`` are
+    views into one flat buffer per group, packed in input order (weights loaded into one
+    allocation), each holding its given values."""
 
     def __init__(self, fn, kinds, state):
         super().__init__()
         self.fn, self.kinds = fn, list(kinds)
-        values = iter(state)
+        values = dict(zip([i for i, k in enumerate(self.kinds) if k != "x"], state))
+        for i, value in packed(self.kinds, values).items():
+            values[i] = value
         for i, kind in enumerate(self.kinds):
-            if kind == "param":
-                setattr(self, f"s{i}", torch.nn.Parameter(next(values), requires_grad=False))
+            if kind.startswith("param"):
+                setattr(self, f"s{i}", torch.nn.Parameter(values[i], requires_grad=False))
             elif kind == "buffer":
-                self.register_buffer(f"s{i}", next(values))
+                self.register_buffer(f"s{i}", values[i])
 
     def forward(self, *args):
         it = iter(args)
         return self.fn(*[next(it) if kind == "x" else getattr(self, f"s{i}")
                          for i, kind in enumerate(self.kinds)])
+
+
+def packed(kinds, values):
+    """The parameters of each flat group (``param:<group>``) as views into one buffer of their
+    dtype, packed in input order, holding ``values``' values: {position: view}."""
+    groups = {}
+    for i, kind in enumerate(kinds):
+        if kind.startswith("param:"):
+            groups.setdefault(kind, []).append(i)
+    views = {}
+    for members in groups.values():
+        first = values[members[0]]
+        flat = torch.empty(sum(values[i].numel() for i in members), dtype=first.dtype,
+                           device=first.device)
+        offset = 0
+        for i in members:
+            view = flat[offset:offset + values[i].numel()].view(values[i].shape)
+            view.copy_(values[i])
+            views[i] = view
+            offset += values[i].numel()
+    return views
 
 
 def module_program(fn, kinds, written=(), compile=None):
@@ -180,6 +205,110 @@ def compile_model(model, compile):
         return compile(model)
     compiled = compile(forward)
     return lambda *inputs: model(*inputs, forward=compiled)
+
+
+# What torch.export raises where it declines a program (a documented limitation: data-dependent
+# control flow, an op it does not trace): a skip, never a finding.
+REFUSALS = ("UserError", "Unsupported", "GuardOnDataDependentSymNode",
+            "ConstraintViolationError", "DataDependentOutputException",
+            "UnsupportedOperatorException")
+
+
+class ExportRefused(Exception):
+    """torch.export declined the program (``REFUSALS``)."""
+
+
+def refusing(fn, *args):
+    """``fn(*args)``, with torch.export's refusals (``REFUSALS``) raised as ``ExportRefused``."""
+    try:
+        return fn(*args)
+    except Exception as err:
+        if type(err).__name__ in REFUSALS:
+            first = (str(err).strip().splitlines() or [""])[0][:200]
+            raise ExportRefused(f"{type(err).__name__}: {first}") from err
+        raise
+
+
+class Forward(torch.nn.Module):
+    """A function as the module torch.export needs."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+class Deployed:
+    """``program`` (a module, or a function) as deployment ``path`` runs it, built at its first
+    call from that call's arguments: exported (``export-raw``: ``ExportedProgram.module()``), its
+    decompositions run (``export``), then compiled by Inductor (``export-inductor``: the same
+    graph through torch.compile) or by AOTInductor into a package in a temporary folder, loaded
+    (``aoti``). ``hook(program, args, stage)`` stands in for a stage's product (a test double;
+    None: torch's own). Before each call the module's buffers are handed to what runs it, and
+    after it they come back, where the path hands them back: an exported module does; an
+    AOTInductor package keeps the buffers it writes (``returns_state``)."""
+
+    def __init__(self, program, path, hook=None):
+        self.module = program if isinstance(program, torch.nn.Module) else Forward(program)
+        self.path, self.hook = path, hook
+        self.target = self.holder = self.folder = None
+
+    @property
+    def returns_state(self):
+        return self.path != "aoti"
+
+    def __call__(self, *args):
+        if self.target is None:
+            self.target, self.holder = self._build(args)
+        self._hand_in()
+        out = self.target(*args)
+        if self.returns_state and isinstance(self.holder, torch.nn.Module):
+            own = dict(self.holder.named_buffers())
+            for name, buffer in self.module.named_buffers():
+                if name in own:
+                    buffer.copy_(own[name])
+        return out
+
+    def _stage(self, program, args, stage, compile=None):
+        """``program`` at a stage: what the hook makes of it, else ``compile`` of it."""
+        if self.hook is not None:
+            return refusing(self.hook, program, args, stage), program
+        return (compile(program) if compile else program), program
+
+    def _build(self, args):
+        ep = refusing(torch.export.export, self.module, tuple(args))
+        if self.path == "export-raw":
+            return self._stage(ep.module(), args, "export")
+        ep = ep.run_decompositions()
+        if self.path == "export":
+            return self._stage(ep.module(), args, "decompositions")
+        if self.path == "export-inductor":
+            return self._stage(ep.module(), args, "inductor", torch.compile)
+        if self.hook is not None:
+            return refusing(self.hook, ep.module(), args, "aoti"), None
+        import os
+        import tempfile
+
+        self.folder = tempfile.TemporaryDirectory(prefix="numfuzz-aoti-")
+        package = torch._inductor.aoti_compile_and_package(
+            ep, package_path=os.path.join(self.folder.name, "model.pt2"))
+        loaded = torch._inductor.aoti_load_package(package)
+        return loaded, loaded
+
+    def _hand_in(self):
+        """The module's buffers as this call starts with them, into what runs it."""
+        buffers = dict(self.module.named_buffers())
+        if isinstance(self.holder, torch.nn.Module):
+            for name, buffer in self.holder.named_buffers():
+                if name in buffers:
+                    buffer.copy_(buffers[name])
+        elif hasattr(self.holder, "load_constants"):  # a package's buffers it may write
+            names = [n for n in self.holder.get_constant_fqns() if n in buffers]
+            if names:
+                self.holder.load_constants({n: buffers[n] for n in names},
+                                           check_full_update=False)
 
 
 def call(fn, inputs, written=()):

@@ -80,6 +80,22 @@ def upstream_steps(graph: Graph, at: int) -> list[int]:
     return [n for n in canonical_order(graph) if n in above and step_of(graph, n) is not None]
 
 
+def through_exact(graph: Graph, node: int) -> int:
+    """``node``, or past it the value it passes on unchanged but for an exact, monotone,
+    one-input elementwise op (a ``clamp`` with constant bounds, ``abs``, ``neg``): a head that
+    reads ``clamp(round(y), -128, 127)`` can flip only where the round jumps
+    (``torch.clamp(torch.round(x / s), -128, 127).to(torch.int8)``, a model's own quantize)."""
+    while True:
+        data = graph.node(node)
+        spec = ops.REGISTRY.get(data.op)
+        if spec is None or data.op not in PASSES_ON or len(data.inputs) != 1:
+            return node
+        node = data.inputs[0]
+
+
+PASSES_ON = ("clamp", "abs", "neg")  # exact and monotone (abs piecewise): no jump of their own
+
+
 def step_of(graph: Graph, node: int) -> ops.Boundary | None:
     """Where a one-input float step (floor, ceil, round, trunc, sign, ``x // c``) jumps."""
     data = graph.node(node)
@@ -130,10 +146,11 @@ def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | 
         return None
     at = out
     while len(graph.node(at).inputs) == 1:
-        step = step_of(graph, graph.node(at).inputs[0])
+        feed = through_exact(graph, graph.node(at).inputs[0])
+        step = step_of(graph, feed)
         if step is None:
             break
-        at, boundary = graph.node(at).inputs[0], step
+        at, boundary = feed, step
     if working_dtype(graph, at) not in FLOATS:
         return None
     return at, boundary
@@ -436,9 +453,17 @@ STATE_KINDS = ("param", "buffer")  # an input's ``state`` attr: it is module sta
 
 def kinds(graph: Graph) -> list[str]:
     """Per input, ``param`` or ``buffer`` where the program is a module holding it as such (its
-    ``state`` attr), else ``x`` (an argument); empty where no input is module state."""
-    found = [graph.node(n).attrs.get("state") for n in graph.input_ids()]
-    found = [k if k in STATE_KINDS else "x" for k in found]
+    ``state`` attr), else ``x`` (an argument); empty where no input is module state. A
+    parameter packed into a flat buffer with others of its dtype (its ``flat`` group, an int)
+    is ``param:<group>`` (``rules.Module`` builds the buffer)."""
+    found = []
+    for n in graph.input_ids():
+        attrs = graph.node(n).attrs
+        kind = attrs.get("state") if attrs.get("state") in STATE_KINDS else "x"
+        group = attrs.get("flat")
+        if kind == "param" and type(group) is int and 0 <= group < 16:
+            kind = f"param:{group}"
+        found.append(kind)
     return found if any(k != "x" for k in found) else []
 
 

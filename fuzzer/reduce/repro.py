@@ -91,6 +91,8 @@ def main():
         signal.alarm(TIMEOUT)
     try:
         compile = lambda fn: torch.compile(fn, backend={backend}, **COMPILE)  # noqa: E731
+        if PATH != "compile":  # a deployment: torch.export, AOTInductor's package
+            compile = lambda fn: Deployed(fn, PATH, {hook})  # noqa: E731
         program = module_program(model, KINDS, WRITTEN, compile) if KINDS else \
             compile_model(model, compile)
         with sdpa(COMPILED_SDPA):
@@ -352,6 +354,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"SELECT = {select!r}  # an index output: what judges it\n"
         f"NAMES_OF = {{{', '.join(f'{n}: {case.graph.var(n)!r}' for n in case.graph.g)}}}\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
+        f"PATH = {surface.path!r}  # torch.compile, or a deployment path (export, aoti)\n"
         f"GROWN = {_grown(case)!r}  # the batch's inputs (automatic dynamic, batch_invariant)\n"
         f"PROMISE = {surface.promise!r}  # what the surface promises exactly, if anything\n"
         f"MALLOC_CHECK = {memcheck_environment()!r}  # glibc's malloc checking\n"
@@ -366,7 +369,8 @@ def repro_source(case: Case, out_dir: Path) -> str:
         *([render.render_trace_function(case.graph),
            render.render_bit_noise_trace_function(case.graph)] if bit_noise is not None else []),
         *select_source,
-        MAIN.format(config=config, flags=_flags_source(case), backend=backend).rstrip(),
+        MAIN.format(config=config, flags=_flags_source(case), backend=backend,
+                    hook="BACKEND" if backend == "BACKEND" else "None").rstrip(),
     ]
     return "\n\n\n".join(dict.fromkeys(parts)) + "\n"  # the trace once, whoever needs it
 

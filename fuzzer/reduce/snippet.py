@@ -130,7 +130,8 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     """The plain reproducer of ``case``: ``forms`` gives each input's expression (literal or
     seeded), or ``inputs_file`` names the file they are loaded from. A program whose weights
     were a module's parameters when it ran (``semantics.kinds``) is that module here too, run
-    without gradients: freezing folds a module's parameters, never a function's arguments."""
+    without gradients: freezing folds a module's parameters, never a function's arguments
+    (``_module_run``)."""
     graph, verdict = case.graph, case.verdict
     names = [graph.var(n) for n in graph.input_ids()]
     body = render.render_function(graph)
@@ -144,13 +145,13 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     lines += ["", body, ""]
     written = [graph.input_ids().index(n) for n in graph.written_inputs()]
     kinds = [] if case.recipe.surface.training else semantics.kinds(graph)
-    if kinds and any(kinds[i] != "x" for i in written):
-        kinds = []  # module state it writes: the function form, on copies (``_state_helper``)
+    if kinds and any(kinds[i] == "x" for i in written):
+        kinds = []  # it writes its arguments: the function form, on copies (``_state_helper``)
     if kinds:
-        lines += _module_lines(names, kinds)
+        lines += _module_lines(case, names, kinds)
     if case.recipe.surface.training:
         lines += _training_helper(written)
-    elif written and (verdict is None or verdict.kind != Kind.ALIASING):
+    elif written and not kinds and (verdict is None or verdict.kind != Kind.ALIASING):
         lines += _state_helper(written, any(map(laid_out, case.inputs.values())))
     lines += _input_lines(case, names, forms, inputs_file)
     # Inductor as every worker runs it (``runner.inductor_config``, the pt2 template): a
@@ -158,52 +159,126 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     knobs = {**({"fallback_random": True} if case.recipe.backend == "inductor" else {}),
              **case.recipe.config}
     lines += [f"torch._inductor.config.{k} = {v!r}" for k, v in knobs.items()]
-    args = ", ".join(names)
-    model = "model"
     if kinds:
-        state = ", ".join(n for n, k in zip(names, kinds) if k != "x")
-        args = ", ".join(n for n, k in zip(names, kinds) if k == "x")
-        lines += ["torch.set_grad_enabled(False)  # inference, as freezing needs",
-                  f"m = Model({state})"]
-        model = "m"
-    compiled = f"torch.compile({', '.join([model, *backend])})"
-    if graph.passed_views():  # the caller stays eager: the compiler sees aliased arguments
+        return "\n".join(lines + _module_run(case, names, kinds, written, backend)) + "\n"
+    args = ", ".join(names)
+    compiled = f"torch.compile({', '.join(['model', *backend])})"
+    if case.recipe.surface.deployed:  # torch.export, and AOTInductor's package
+        lines += _deployment_lines(case.recipe.surface.path, None, args)
+        compiled = "deployed"
+    elif graph.passed_views():  # the caller stays eager: the compiler sees aliased arguments
         lines.append(f"compiled_forward = torch.compile({', '.join(['forward', *backend])})")
         compiled = "partial(model, forward=compiled_forward)"
         lines.insert(1, "from functools import partial")
     if case.recipe.surface.automatic:  # automatic dynamic: a first call at another batch size
         compiled = "compiled_model"
-        lines += [f"compiled_model = torch.compile({', '.join([model, *backend])})",
+        lines += [f"compiled_model = torch.compile({', '.join(['model', *backend])})",
                   *_first_call_elsewhere(case, names, kinds)]
     if verdict is not None and verdict.kind in RAISED:
-        return "\n".join([*lines, *_raised(verdict, compiled, args, model)]) + "\n"
+        return "\n".join([*lines, *_raised(verdict, compiled, args)]) + "\n"
     if verdict is not None and verdict.kind == Kind.ALIASING:
         return "\n".join([*lines, *_aliasing_lines(compiled, args, names)]) + "\n"
     position = verdict.output if verdict is not None and verdict.output is not None else 0
     run = "outputs(model, {args})" if case.recipe.surface.training else \
-        f"call({model}, {{args}})" if written else f"{model}({{args}})"
-    wide_names = [f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
-                  for n, i in zip(names, graph.input_ids())]
-    wide = ", ".join(w for w, k in zip(wide_names, kinds or ["x"] * len(names)) if k == "x")
+        "call(model, {args})" if written else "model({args})"
+    wide = ", ".join(f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
+                     for n, i in zip(names, graph.input_ids()))
     lines += [f"eager = {run.format(args=args)}[{position}]",
-              f"compiled = {run.replace(model, compiled, 1).format(args=args)}[{position}]"]
+              f"compiled = {run.replace('model', compiled, 1).format(args=args)}[{position}]"]
     if not semantics.float64_stands(graph):  # a dtype view: float64's bits are other bits
         return "\n".join(lines + _prints(verdict, float64=False)) + "\n"
-    reference = run.format(args=wide)
-    if kinds:
-        state = ", ".join(w for w, k in zip(wide_names, kinds) if k != "x")
-        reference = f"Model({state})({wide})"
     lines += ["torch.set_default_dtype(torch.float64)  # the float64 reference",
-              f"ref = {reference}[{position}]"]
+              f"ref = {run.format(args=wide)}[{position}]"]
     return "\n".join(lines + _prints(verdict)) + "\n"
 
 
-def _module_lines(names: list[str], kinds: list[str]) -> list[str]:
-    """``Model``: the program as the module it ran as, its weights parameters (buffers)."""
+def _module_run(case: Case, names: list[str], kinds: list[str], written: list[int],
+                backend: list[str]) -> list[str]:
+    """The module form's runs: a module of its own per side (eager ``m``, compiled ``c``,
+    float64 ``r``), each built from copies of the state, so what one call writes to a buffer
+    reaches no other; what is judged is its outputs, then the buffers it writes, as the call
+    left them (an AOTInductor package keeps those inside: only its outputs are shown)."""
+    verdict = case.verdict
+    state = [n for n, k in zip(names, kinds) if k != "x"]
+    args = ", ".join(n for n, k in zip(names, kinds) if k == "x")
+    after = [names[i] for i in written]
+    lines = ["torch.set_grad_enabled(False)  # inference, as freezing needs",
+             f"m = Model({', '.join(f'{n}.clone()' for n in state)})",
+             f"c = Model({', '.join(f'{n}.clone()' for n in state)})"]
+    surface = case.recipe.surface
+    compiled, holder = f"torch.compile({', '.join(['c', *backend])})", "c"
+    if surface.deployed:
+        lines += _deployment_lines(surface.path, "c", args)
+        compiled, holder = "deployed", None if surface.path == "aoti" else "deployed"
+    elif surface.automatic:
+        lines += [f"compiled_model = torch.compile({', '.join(['c', *backend])})",
+                  *_first_call_elsewhere(case, names, kinds)]
+        compiled = "compiled_model"
+    if verdict is not None and verdict.kind in RAISED:
+        return [*lines, *_raised(verdict, compiled, args, "m")]
+    if verdict is not None and verdict.kind == Kind.ALIASING:
+        return [*lines, *_aliasing_lines(compiled, args, [n for n, k in zip(names, kinds)
+                                                            if k == "x"])]
+    position = verdict.output if verdict is not None and verdict.output is not None else 0
+
+    def judged(module: str | None, call: str, given: str) -> str:
+        left = "".join(f", {module}.{n}" for n in after) if module is not None else ""
+        return f"[*{call}({given}){left}][{position}]"
+
+    lines += [f"eager = {judged('m', 'm', args)}", f"compiled = {judged(holder, compiled, args)}"]
+    if not semantics.float64_stands(case.graph):
+        return lines + _prints(verdict, float64=False)
+    wide = {n: f"{n}.double()" if case.inputs[str(i)].is_floating_point() else n
+            for n, i in zip(names, case.graph.input_ids())}
+    wide_args = ", ".join(wide[n] for n, k in zip(names, kinds) if k == "x")
+    return lines + ["torch.set_default_dtype(torch.float64)  # the float64 reference",
+                    f"r = Model({', '.join(wide[n] for n in state)})",
+                    f"ref = {judged('r', 'r', wide_args)}", *_prints(verdict)]
+
+
+def _deployment_lines(path: str, module: str | None, args: str) -> list[str]:
+    """How a deployment builds what it runs: ``torch.export`` of the module (a function in a
+    module of its own), its decompositions, and for ``aoti`` a package in a temporary folder
+    (``rules.Deployed`` does the same)."""
+    lines = []
+    if module is None:
+        lines += ["class Wrap(torch.nn.Module):  # torch.export takes a module",
+                  "    def forward(self, *xs):", "        return model(*xs)", ""]
+        module = "Wrap()"
+    lines.append(f"ep = torch.export.export({module}, ({args},))")
+    if path == "export-raw":
+        return [*lines, "deployed = ep.module()"]
+    lines.append("ep = ep.run_decompositions()")
+    if path == "export":
+        return [*lines, "deployed = ep.module()"]
+    if path == "export-inductor":
+        return [*lines, "deployed = torch.compile(ep.module())"]
+    return [*lines, "import tempfile", "package = torch._inductor.aoti_compile_and_package(",
+            "    ep, package_path=tempfile.mkdtemp() + '/model.pt2')",
+            "deployed = torch._inductor.aoti_load_package(package)"]
+
+
+def _module_lines(case: Case, names: list[str], kinds: list[str]) -> list[str]:
+    """``Model``: the program as the module it ran as, its weights parameters (buffers); the
+    parameters of a flat group views into one buffer, packed in input order."""
     state = [(n, k) for n, k in zip(names, kinds) if k != "x"]
     args = [n for n, k in zip(names, kinds) if k == "x"]
-    init = [f"        self.{n} = torch.nn.Parameter({n}, requires_grad=False)" if k == "param"
-            else f"        self.register_buffer({n!r}, {n})" for n, k in state]
+    shapes = {case.graph.var(n): tuple(case.graph.node(n).shape)
+              for n in case.graph.input_ids()}
+    init = []
+    for group in dict.fromkeys(k for _, k in state if k.startswith("param:")):
+        members = [n for n, k in state if k == group]
+        init.append(f"        flat = torch.cat([{', '.join(f'{n}.reshape(-1)' for n in members)}"
+                    "])  # one allocation for these weights")
+        offset = 0
+        for n in members:
+            size = math.prod(shapes[n])
+            init.append(f"        self.{n} = torch.nn.Parameter(flat[{offset}:{offset + size}]"
+                        f".view{shapes[n]!r}, requires_grad=False)")
+            offset += size
+    init += [f"        self.{n} = torch.nn.Parameter({n}, requires_grad=False)" if k == "param"
+             else f"        self.register_buffer({n!r}, {n})" for n, k in state
+             if not k.startswith("param:")]
     call = ", ".join(n if k == "x" else f"self.{n}" for n, k in zip(names, kinds))
     return ["class Model(torch.nn.Module):  # the weights are its parameters, as numfuzz ran it",
             f"    def __init__(self, {', '.join(n for n, _ in state)}):",

@@ -131,6 +131,22 @@ SURFACE = "surface:"
 OFF = {"max_autotune_gemm_backends": "ATEN", "numerics": "default"}
 
 
+# A deployment's stages, each run alone to find the first one that shows the divergence: the
+# stages before a case's own path (``rules.Deployed``), in the order a model goes through them.
+STAGE = "stage:"
+STAGES = {"aoti": ("export-raw", "export", "export-inductor"), "export": ("export-raw",),
+          "export-inductor": ("export-raw", "export")}
+STAGE_WHY = {"export-raw": "ExportedProgram.module() as torch.export traced it",
+             "export": "after export's decompositions (run_decompositions)",
+             "export-inductor": "the exported graph compiled by torch.compile (Inductor)"}
+# Where a divergence appears, by the first stage that shows it (none: the path's own last step).
+STAGE_NAMES = {"export-raw": "export (tracing and functionalization)",
+               "export": "export's decompositions",
+               "export-inductor": "Inductor on the exported graph (torch.compile and AOT alike)",
+               "aoti": "AOTInductor's own (the package: its compile, constants, C++ wrapper or "
+                       "runtime; the same graph through torch.compile agrees)"}
+
+
 def surface_knobs(case: Case) -> tuple[Knob, ...]:
     """One knob per option of the case's surface (``execute.surface``): each Inductor option
     users deploy that it sets (a catalogue surface's, or one a campaign pinned) turned back,
@@ -141,6 +157,8 @@ def surface_knobs(case: Case) -> tuple[Knob, ...]:
                   why=f"the surface without {key}={value}")
              for key, value in options.items() if isinstance(value, bool) or key in OFF]
     surface = case.recipe.surface
+    knobs += [Knob(f"{STAGE}{path}", surface={"path": path}, why=STAGE_WHY[path])
+              for path in STAGES.get(surface.path, ())]
     for name, field_value, back in (("dynamic=True", surface.dynamic, {"dynamic": False}),
                                     ("automatic dynamic", surface.automatic,
                                      {"automatic": False}),
@@ -209,6 +227,20 @@ class Attribution:
 
     def surface_knobs(self) -> list[KnobResult]:
         return [k for k in self.knobs if k.knob.startswith(SURFACE)]
+
+    def stage(self) -> str:
+        """Where a deployment's divergence appears ('' for torch.compile's, or none run): the
+        first of its stages that still shows it (``STAGES``), else the path's own last step."""
+        runs = [k for k in self.knobs if k.knob.startswith(STAGE)]
+        if not runs:
+            return ""
+        for k in runs:
+            if k.outcome == "persists":
+                return STAGE_NAMES[k.knob.removeprefix(STAGE)]
+        last = {"export-raw": "export", "export": "export-inductor",
+                "export-inductor": "aoti"}[runs[-1].knob.removeprefix(STAGE)]
+        return STAGE_NAMES[last] if all(k.outcome == "vanishes" for k in runs) else \
+            "not told apart (a stage could not run or changed the divergence)"
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -18,7 +18,9 @@ The fields (``signature_fields``):
   the gradient flows back through from the outputs to its input;
 - ``needs``: present where the case ran on a surface of the catalogue and taking back one of its
   options (freezing, the C++ GEMM template, automatic dynamic …) makes it vanish: the options it
-  needs (``attribute.surface_knobs``).
+  needs (``attribute.surface_knobs``);
+- ``stage``: present for a deployment (torch.export, AOTInductor): the first stage that shows it
+  (export, its decompositions, Inductor on the exported graph, or AOTInductor's own package).
 
 Where the divergence first appears (``triage.locate``, the attribution's ``root``) is recorded
 with the cause, not hashed: the known list and the value class read it (its mechanism).
@@ -121,6 +123,9 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
     needs = attribution.needs() if attribution else []
     if needs:  # the options of its surface it needs (older keys, and default ones, unchanged)
         fields["needs"] = sorted(needs)
+    stage = attribution.stage() if attribution else ""
+    if stage:  # a deployment's stage where it appears (torch.export, AOTInductor)
+        fields["stage"] = stage
     return fields
 
 

@@ -96,7 +96,8 @@ def capture_module(model: torch.nn.Module, inputs: list[torch.Tensor],
     fuse_heads(graph)
     values = {str(n): translator.values[str(n)] for n in graph.input_ids()}
     check_faithful(expected, graph, values, where)
-    return Captured(graph, values, _main_dtype(graph))
+    sources = {str(n): where for n, where in translator.sources.items() if n in graph.g}
+    return Captured(graph, values, _main_dtype(graph), {"sources": sources})
 
 
 def _main_dtype(graph: Graph) -> str:

@@ -13,6 +13,7 @@ specialized, as ``dynamic=False`` does.
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any
 
 import torch
@@ -69,6 +70,7 @@ class Translator:
         self.ir: dict[torch.fx.Node, int] = {}  # FX node -> IR node, for tensor values
         self.concrete: dict[torch.fx.Node, Any] = {}  # FX node -> its real value
         self.multi: dict[torch.fx.Node, tuple] = {}  # FX node -> the tensors it returned
+        self.sources: dict[int, dict] = {}  # IR node -> where the user's code made it
 
     def run(self) -> None:
         """Translate every FX node; any failure is one InvalidGraph line naming the node's op."""
@@ -256,6 +258,7 @@ class Translator:
                              recognize(target, tensor_inputs, attrs, self.graph)) or \
             ("call", tensor_inputs, attrs)
         nid = self.graph.add(op, inputs, **attrs)
+        self.sources[nid] = provenance(call_node)
         got = self.graph.node(nid)
         if (got.shape, got.dtype) != (tuple(value.shape),
                                             str(value.dtype).removeprefix("torch.")):
@@ -288,6 +291,23 @@ class Translator:
         if not ids:
             raise ops.InvalidGraph("Model returns no tensors")
         self.graph.outputs = ids
+
+
+# A frame of a stack trace as Dynamo records it on a node: the file, line and function, then
+# the line of source itself.
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n[ \t]*([^\n]*)')
+
+
+def provenance(node: torch.fx.Node) -> dict:
+    """Where the user's code made this node: the innermost frame Dynamo recorded (``file``,
+    ``line``, ``code``: the source line) and the submodule it ran in (``module``, as
+    ``model.get_submodule`` takes it: ``encoder.layers.3.attn``; '' for the model itself)."""
+    frames = _FRAME.findall(str(node.meta.get("stack_trace") or ""))
+    file, line, _, code = frames[-1] if frames else ("", "0", "", "")
+    stack = node.meta.get("nn_module_stack") or {}
+    path = str(list(stack.values())[-1][0]) if stack else ""
+    path = re.sub(r"\[['\"]?([^\]'\"]+)['\"]?\]", r".\1", re.sub(r"^L\['self'\]", "", path))
+    return {"file": file, "line": int(line), "code": code.strip(), "module": path.strip(".")}
 
 
 def _dunder_operator(target: Any) -> str | None:
