@@ -21,7 +21,7 @@ ARGS ?=
 # (the Ray files share one: tests/conftest.py).
 JOBS ?= 2
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint typecheck bench clean
 
 $(BIN)/numfuzz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check fuzzer tests bench
+
+# mypy over fuzzer/ at the strictness pyproject.toml states ([tool.mypy]); CI runs it.
+typecheck: setup
+	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python bench/throughput.py

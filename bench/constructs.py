@@ -34,7 +34,7 @@ INTEGERS = ("int8", "uint8", "int16", "int32", "int64", "bool")
 def constructs(graph: Graph) -> set[str]:
     """The constructs a program holds, by what its nodes are (not by how it was made)."""
     held: set[str] = set()
-    nodes = [graph.node(n) for n in graph.g]
+    nodes = [graph.node(n) for n in graph.node_ids()]
     for node in nodes:
         if node.op == "input":
             if node.attrs.get("layout", "contiguous") != "contiguous":

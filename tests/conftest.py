@@ -18,7 +18,7 @@ from fuzzer.execute import zygote
 from fuzzer.execute.recipe import Recipe, trust_backend
 from fuzzer.execute.surface import Surface
 from fuzzer.execute.workers import Runner
-from fuzzer.report.night import NightSettings
+from fuzzer.nightly.night import NightSettings
 from tests import fakes, gpu_fakes, triage_fakes
 
 # The suite's own fake backends are trusted, as a user trusts one with --trust-backend: case

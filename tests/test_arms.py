@@ -16,7 +16,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.errors import InputError
 from fuzzer.execute.surface import CATALOGUE
 from fuzzer.gen import strategy
-from fuzzer.report.night import arm_history
+from fuzzer.nightly.night import arm_history
 from fuzzer.report.store import Store
 from fuzzer.triage.signature import float_core
 from tests.conftest import campaign_settings

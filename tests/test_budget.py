@@ -21,10 +21,11 @@ from fuzzer import clock
 from fuzzer.corpus.case import Case
 from fuzzer.execute.pool import OutOfTime, RunnerPool
 from fuzzer.execute.recipe import Recipe
-from fuzzer.report import draft, night, pipeline
-from fuzzer.report.night import Context, Night
-from fuzzer.report.nightly import run_night
-from fuzzer.report.pipeline import finding_for
+from fuzzer.nightly import drafts, night, pipeline
+from fuzzer.nightly.job import run_night
+from fuzzer.nightly.night import Context, Night
+from fuzzer.nightly.pipeline import finding_for
+from fuzzer.report import environment
 from fuzzer.report.store import Store
 from fuzzer.triage.attribute import run_bisect
 from tests import triage_fakes as tf
@@ -84,7 +85,7 @@ def test_subprocesses_end_by_the_time_they_are_given(fake_runner, tmp_path):
     script = tmp_path / "slow.py"
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
     start = time.monotonic()
-    code, output = draft.run_snippet(script, timeout=2)
+    code, output = drafts.run_snippet(script, timeout=2)
     assert code is None and "no answer within 2s" in output
     assert time.monotonic() - start < 30  # cut at 2 s, not after the script's 60
     start = time.monotonic()
@@ -98,9 +99,9 @@ def test_on_the_simulated_clock_a_subprocess_costs_its_time_and_one_past_its_lim
     script = tmp_path / "quick.py"
     script.write_text("print('quick')\n")
     start = clock.now()
-    assert draft.run_snippet(script, timeout=10) == (0, "quick")
+    assert drafts.run_snippet(script, timeout=10) == (0, "quick")
     assert clock.now() == start + sim_clock.costs[clock.SUBPROCESS] == start + 5
-    code, output = draft.run_snippet(script, timeout=3)  # 5 s of work, 3 s allowed: cut
+    code, output = drafts.run_snippet(script, timeout=3)  # 5 s of work, 3 s allowed: cut
     assert code is None and "no answer within 3s" in output
     assert clock.now() == start + 5 + 3
 
@@ -121,8 +122,8 @@ def test_processing_leaves_each_draft_owed_its_reserve(fake_runner, tmp_path):
 
 
 def test_a_recheck_cut_at_the_deadline_is_not_a_harness_error(fake_runner, tmp_path):
-    from fuzzer.report.nightly import _recheck_error
-    from fuzzer.report.recheck import recheck
+    from fuzzer.nightly.job import _recheck_error
+    from fuzzer.nightly.recheck import recheck
 
     reports = tmp_path / "reports"
     settings = night_settings(reports=reports)
@@ -197,7 +198,7 @@ def test_minimized_and_triaged_tonight_is_drafted_tonight(fake_runner, tmp_path,
     while the minimizer was short of its fixpoint, and the test could not tell that from a
     broken reserve)."""
     sim_clock.costs[clock.SUBPROCESS] = 12.0
-    monkeypatch.setattr(draft, "_ENV", [])  # collect_env runs (and costs) tonight, every time
+    monkeypatch.setattr(environment, "_ENV", [])  # collect_env runs (and costs) tonight, every time
     reports = tmp_path / "reports"
     backend = "tests.fakes:erf_quarter"
     for graph, inputs in tf.erf_through_heads():

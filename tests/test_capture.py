@@ -310,6 +310,7 @@ def test_triage_signature_and_draft_work_on_a_captured_case(fake_runner, tmp_pat
                       versions=[("2.13.0+cpu", "none")])
     plain = plain_repro(case, fake_runner, tmp_path, sig)
     assert ".chunk(" in plain.source  # the generic calls, rendered as the worker ran them
-    text = draft.render_draft(finding, case, attribution, plain, (0, "(0,) eager 1.0 compiled inf"
-                              " float64 1.0"), "PyTorch version: test", tmp_path / "d.md")
+    text = draft.render_draft(draft.Cause(finding, case, attribution, plain, (
+        0, "(0,) eager 1.0 compiled inf float64 1.0"), "PyTorch version: test"),
+        tmp_path / "d.md")
     assert "it shows the divergence" in text

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from fuzzer.campaign.settings import make_case
 from fuzzer.cli import main
 from fuzzer.corpus.case import FORMAT, VERSION, Case, CaseError
-from fuzzer.judge.oracle import Head, Verdict, judge
+from fuzzer.judge.oracle import Head, judge
+from fuzzer.judge.verdict import Verdict
 from tests.conftest import campaign_settings, ledger_of, python
 
 ROOT = Path(__file__).resolve().parents[1]

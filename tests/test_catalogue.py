@@ -69,7 +69,7 @@ def test_every_surface_round_trips_its_case_file_repro_and_snippet(name: str,
 
 
 def _verdict(graph: Graph):
-    from fuzzer.judge.oracle import Verdict
+    from fuzzer.judge.verdict import Verdict
 
     return Verdict(Kind.ACCURACY, 0, graph.outputs[0])
 

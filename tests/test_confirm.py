@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from fuzzer.cli import main
 from fuzzer.errors import InputError
 from fuzzer.execute.pool import RunnerPool
-from fuzzer.report.nightly import run_night
+from fuzzer.nightly.job import run_night
 from fuzzer.report.store import DB_NAME, Store
 from fuzzer.triage import confirm, known
 from fuzzer.triage.confirm import ABSENT, CANNOT_RUN, REPRODUCES, Run

@@ -18,9 +18,9 @@ from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.surface import Surface
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge.kinds import Kind
-from fuzzer.judge.oracle import OutputVerdict, Verdict
+from fuzzer.judge.verdict import OutputVerdict, Verdict
 from fuzzer.reduce import snippet
-from fuzzer.report import draft
+from fuzzer.report import draft, environment, ranking
 from fuzzer.report.store import Finding
 from fuzzer.triage.attribute import attribute, knob_named
 from tests import triage_fakes as tf
@@ -50,7 +50,8 @@ def render(judged, tmp_path, result=None):
     plain = snippet.plain_repro(case, None, tmp_path, finding.signature)
     result = result or (0, "(0,) eager 127 compiled 128 float64 127")
     repro = tmp_path / "findings" / finding.signature / "repro.py"
-    text = draft.render_draft(finding, case, attribution, plain, result, ENV, path, [], repro)
+    text = draft.render_draft(draft.Cause(finding, case, attribution, plain, result, ENV, [],
+                                          repro), path)
     return text, path, plain
 
 
@@ -221,7 +222,7 @@ def test_large_inputs_become_a_seeded_expression_checked_by_running_it(worker, t
     # The draft's title and table give what the reproducer printed, not the case's own values.
     finding = Finding(signature="sig", kind="int-flip", device="cpu", dtype="float32",
                       op_chain="", title="")
-    text = draft.render_draft(finding, case, None, plain, (0, output), ENV,
+    text = draft.render_draft(draft.Cause(finding, case, None, plain, (0, output), ENV),
                               tmp_path / "sig.md")
     eager, compiled, fp64 = printed_elements[0]
     assert f"| {shown[0]} | {eager} | {compiled} | {fp64} |" in text
@@ -330,7 +331,7 @@ def test_ranking_nonfinite_then_far_flips_then_the_rest():
         return Finding(signature=sig, kind=kind, device="cpu", dtype="float32", op_chain="",
                        distance_ulps=ulps, first_seen="2030-01-01T00:00:00Z")
 
-    order = draft.ranked([f("near", "int-flip", 0.2), f("crash", "crash"),
+    order = ranking.ranked([f("near", "int-flip", 0.2), f("crash", "crash"),
                           f("far", "int-flip", 900.0), f("acc", "accuracy"),
                           f("nan", "nonfinite"), f("mid", "int-flip", 3.0),
                           f("unknown", "int-flip")])
@@ -345,9 +346,9 @@ def test_collect_env_is_read_from_the_night_cache(tmp_path, monkeypatch):
     def must_not_run(timeout):
         raise AssertionError("collect_env ran although the night has it cached")
 
-    monkeypatch.setattr(draft, "collect_env", must_not_run)
-    assert draft.collect_env_cached(cached) == "PyTorch version: from the cache\n"
-    monkeypatch.setattr(draft, "collect_env", lambda timeout: "PyTorch version: fresh")
+    monkeypatch.setattr(environment, "collect_env", must_not_run)
+    assert environment.collect_env_cached(cached) == "PyTorch version: from the cache\n"
+    monkeypatch.setattr(environment, "collect_env", lambda timeout: "PyTorch version: fresh")
     fresh = tmp_path / "other" / "collect_env.txt"
-    assert draft.collect_env_cached(fresh) == "PyTorch version: fresh"
+    assert environment.collect_env_cached(fresh) == "PyTorch version: fresh"
     assert fresh.read_text() == "PyTorch version: fresh\n"

@@ -162,7 +162,7 @@ def test_gpu_slots_are_the_cluster_gpus_and_mixed_versions_are_refused() -> None
 
 def test_the_nightly_on_ray_fuzzes_and_minimizes_on_the_fleet(tmp_path: Path,
                                                               monkeypatch) -> None:
-    from fuzzer.report.nightly import run_night
+    from fuzzer.nightly.job import run_night
     from fuzzer.report.store import Store
 
     sent: list[str] = []

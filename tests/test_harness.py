@@ -25,9 +25,9 @@ from fuzzer.cli import main
 from fuzzer.corpus.case import Case
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import TEMP_PREFIX, Recycle, Runner, sweep_stale_temp
-from fuzzer.report import pipeline, recheck
-from fuzzer.report.night import latest_night
-from fuzzer.report.nightly import run_night
+from fuzzer.nightly import drafts, pipeline, recheck
+from fuzzer.nightly.job import run_night
+from fuzzer.nightly.night import latest_night
 from fuzzer.report.store import Store
 from tests import triage_fakes as tf
 from tests.conftest import campaign_settings, ledger_of, night_settings
@@ -42,6 +42,8 @@ def planting(monkeypatch, name: str, fails: set[int] | None = None) -> None:
 
     def wrapped(settings, item, *rest):
         index = getattr(item, "index", item)
+        if hasattr(item, "origin"):  # a case: its index in the campaign
+            index = item.origin.get("index")
         if fails is None or index in fails:
             raise RuntimeError(f"planted failure in {name} of case {index}")
         return real(settings, item, *rest)
@@ -73,6 +75,7 @@ def test_a_record_that_cannot_be_written_is_still_counted(tmp_path: Path) -> Non
     log = harness.HarnessLog(blocker / "harness")  # mkdir under a file fails, as a full disk
     assert log.record("planted") is None
     assert log.count == 1 and log.unsaved == 1 and log.messages == ["planted"]
+    assert "Error" in log.unsaved_because  # why, for the campaign's summary to say
 
 
 # ------------------------------------------------------------------ one case, one error
@@ -81,13 +84,13 @@ def test_a_record_that_cannot_be_written_is_still_counted(tmp_path: Path) -> Non
 def test_a_case_that_fails_to_generate_or_save_is_counted_and_the_campaign_goes_on(
         monkeypatch, tmp_path: Path) -> None:
     planting(monkeypatch, "make_case", {1})
-    planting(monkeypatch, "record", {3})
+    planting(monkeypatch, "kept_case", {3})
     out = tmp_path / "corpus"
     summary = run_campaign(campaign_settings(out=out, cases=6, **EAGER))
     assert summary.cases == 6 and summary.harness_errors == 2 and not summary.stopped
     assert "generating: RuntimeError: planted failure in make_case of case 1" in \
         summary.harness_messages[0]
-    assert "saving: RuntimeError: planted failure in record of case 3" in \
+    assert "saving: RuntimeError: planted failure in kept_case of case 3" in \
         summary.harness_messages[1]
     notes = sorted((out / harness.DIRECTORY).glob("*.json"))
     where = [json.loads(n.read_text())["where"]["index"] for n in notes]
@@ -229,7 +232,7 @@ def test_drafting_and_recheck_failures_are_counted(monkeypatch, fake_runner, tmp
     reports = tmp_path / "reports"
     case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
     case.save(reports / "corpus" / case.file_name())
-    module, target = (pipeline, "write_draft_for") if stage == "drafting" else \
+    module, target = (drafts, "write_draft_for") if stage == "drafting" else \
         (recheck, "_recheck_one")
 
     def broken(*args, **kwargs):

@@ -366,7 +366,7 @@ def test_mixed_grammar_draws_both_bodies_and_discrete_heads() -> None:
     graphs = [grammar.generate(seed, "mixed") for seed in range(40)]
     names = set().union(*(g.op_names() for g in graphs))
     assert {"conv2d", "linear"} <= names
-    heads = {op for op in names if ops.REGISTRY[op].discrete}
+    heads = {op for op in names if ops.REGISTRY[op].boundary is not None}
     assert len(heads) >= 4
 
 

@@ -310,8 +310,8 @@ def test_a_stored_cause_now_expected_is_not_marked_fixed(fake_runner, tmp_path: 
     """A cause recorded before ``expected`` existed (its file says int-flip) rechecks as
     expected: it still diverges by default, so its status stays, and the recheck says why."""
     from fuzzer.execute.pool import RunnerPool
-    from fuzzer.report.pipeline import finding_for
-    from fuzzer.report.recheck import recheck
+    from fuzzer.nightly.pipeline import finding_for
+    from fuzzer.nightly.recheck import recheck
     from fuzzer.report.store import Store
 
     graph, inputs = roundtrip_graph()

@@ -16,7 +16,7 @@ from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge import oracle, rules
 from fuzzer.judge.key import DivergenceKey, error_type, same_divergence
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.repro import write_repro
 from tests.conftest import run_repro
 
@@ -121,7 +121,7 @@ def test_every_input_shape_renders_with_its_values_and_strides(tensor: torch.Ten
 
 def test_a_divergence_still_shown_on_another_output_matches_and_is_focused_on() -> None:
     from fuzzer.judge.key import focus
-    from fuzzer.judge.oracle import OutputVerdict
+    from fuzzer.judge.verdict import OutputVerdict
 
     grad = OutputVerdict(1, 0, "accuracy", "float32", {"gradient_of": 0})
     target = Verdict("accuracy", output=1, node=0, outputs=[

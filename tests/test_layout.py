@@ -14,8 +14,9 @@ import fuzzer
 from fuzzer.judge.kinds import Kind
 
 PACKAGE = Path(fuzzer.__file__).resolve().parent
-BASE = ("fuzzer", "fuzzer.errors", "fuzzer.clock")  # below every stage: the version, the stage
-# list, user errors, the one clock every budget reads
+# Below every stage: the version and stage list, user errors, the one clock every budget reads,
+# the device a case runs on.
+BASE = ("fuzzer", "fuzzer.errors", "fuzzer.clock", "fuzzer.device")
 
 
 def _module_name(path: Path) -> str:
@@ -158,3 +159,35 @@ def test_fresh_compiles_are_spelled_once() -> None:
     spelling = re.compile(r"force_disable_caches|FORCE_DISABLE_CACHES")
     found = [m for m, p in MODULES.items() if spelling.search(p.read_text())]
     assert sorted(found) == ["fuzzer.execute.config", "fuzzer.execute.recipe"], found
+
+
+TORCH_FREE = ("fuzzer.judge.verdict", "fuzzer.judge.kinds", "fuzzer.judge.details",
+              "fuzzer.report.store")
+
+
+def test_verdicts_and_the_store_read_without_torch() -> None:
+    """A verdict, its kinds and the findings store are data: a tool that reads them (a
+    dashboard, the findings ledger) must not pay torch's import, and a cycle back into the
+    oracle would make it."""
+    import subprocess
+    import sys
+    code = ("import sys\n" + "".join(f"import {m}\n" for m in TORCH_FREE)
+            + "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=PACKAGE.parent)
+    assert out.stdout.strip() == "False"
+
+
+def test_the_graph_library_stays_behind_the_graph_interface() -> None:
+    """Only ``ir/graph.py`` knows the IR is a networkx DiGraph; everything else asks ``Graph``."""
+    users = [m for m in MODULES if "networkx" in MODULES[m].read_text()
+             or re.search(r"\bgraph\.g\b", MODULES[m].read_text())]
+    assert users == ["fuzzer.ir.graph"], users
+
+
+def test_the_device_is_asked_one_way() -> None:
+    """"Is it CUDA?" has one answer (``fuzzer.device.Device``), not a string test per caller."""
+    asking = [m for m, p in MODULES.items() if m != "fuzzer.device"
+              and re.search(r"""(device|\.type)\s*==\s*["'](cuda|cpu)["']|startswith\(["']cuda""",
+                            p.read_text())]
+    assert not asking, asking

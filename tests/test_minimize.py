@@ -147,7 +147,7 @@ def test_flaky_case_is_refused_with_a_clear_message(fake_runner):
     case = erf_saturation_case(backend="tests.fakes:flaky")
     case.graph.outputs = [case.graph.outputs[0]]
     case.graph.remove_dead()
-    from fuzzer.judge.oracle import Verdict
+    from fuzzer.judge.verdict import Verdict
 
     case.verdict = Verdict("int-flip", 0, case.graph.outputs[0])
     with pytest.raises(NotReproducible, match=r"flaky: [12]/3"):
@@ -196,7 +196,7 @@ def test_minimize_cli_exits_3_when_the_case_does_not_reproduce_k_of_k(tmp_path):
     case = erf_saturation_case(backend="tests.fakes:flaky")
     case.graph.outputs = [case.graph.outputs[0]]
     case.graph.remove_dead()
-    from fuzzer.judge.oracle import Verdict
+    from fuzzer.judge.verdict import Verdict
 
     case.verdict = Verdict("int-flip", 0, case.graph.outputs[0])
     case.save(tmp_path / "flaky.pt")
@@ -212,7 +212,7 @@ def test_candidates_with_shared_arguments_compile_afresh() -> None:
     caches off (its cache key ignores where the shared arguments sit in their storage, RESULTS
     §23 D); any other candidate runs as the campaign did."""
     from fuzzer.judge.kinds import Kind
-    from fuzzer.judge.oracle import Verdict
+    from fuzzer.judge.verdict import Verdict
 
     seen: list[dict] = []
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.campaign import fleet
+from fuzzer.campaign import fleet, loop
 from fuzzer.errors import InputError
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.judge.kinds import Kind
-from fuzzer.report import pipeline, summary
-from fuzzer.report.night import Context, Night, open_night
-from fuzzer.report.pipeline import finding_for
+from fuzzer.nightly import drafts, pipeline, summary
+from fuzzer.nightly.night import Context, Night, open_night
+from fuzzer.nightly.pipeline import finding_for
 from fuzzer.report.store import Store
 from fuzzer.triage.known import entries
 from tests import triage_fakes as tf
@@ -80,10 +80,10 @@ def test_a_draft_an_earlier_night_claimed_but_never_wrote_is_drafted_tonight(nig
     earlier = str(ctx.settings.reports / "2030-01-01" / f"{finding.signature}.md")
     assert ctx.store.claim_draft(finding.signature, earlier)  # that night was killed here
     written = []
-    monkeypatch.setattr(pipeline, "write_draft_for",
+    monkeypatch.setattr(drafts, "write_draft_for",
                         lambda ctx, finding, path, *rest: written.append(path))
     assert ctx.drafts_owed() == 1
-    pipeline.write_pending_drafts(ctx)
+    drafts.write_pending_drafts(ctx)
     tonight = ctx.directory / f"{finding.signature}.md"
     assert written == [tonight]
     assert ctx.store.get(finding.signature).draft_path == str(tonight)
@@ -120,7 +120,7 @@ def test_a_worker_kill_finding_that_cannot_be_saved_is_a_harness_error(tmp_path,
     def full_disk(*args):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fleet, "save_new", full_disk)
+    monkeypatch.setattr(loop, "save_new", full_disk)  # the one save path
     outcome, details = fleet._worker_kill(settings, 0)
     assert outcome.verdict.kind == Kind.SKIP and "harness error" in outcome.verdict.message
     assert outcome.unwritable and "No space left" in details
@@ -155,7 +155,7 @@ def test_a_stage_a_kill_cut_short_counts_its_time_on_resume(tmp_path):
     minutes, so it ends when the whole night should, not ten minutes late."""
     import json
 
-    from fuzzer.report.night import Night
+    from fuzzer.nightly.night import Night
 
     directory = tmp_path / "2030-01-01"
     directory.mkdir()
@@ -175,7 +175,7 @@ def test_a_night_minimizes_one_case_of_each_class_before_a_second(tmp_path) -> N
     a class in turns: a night short of time once spent all of it on its non-finite findings and
     reached none of its 35 crashes (RESULTS §24). Crashes are told apart by exception type and
     innermost frames: 17 ``as_strided`` lowering errors wait behind one of each other crash."""
-    from fuzzer.judge.oracle import Verdict
+    from fuzzer.judge.verdict import Verdict
 
     graph = tf.e8m0_graph()
     out = graph.outputs[0]

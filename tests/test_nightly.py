@@ -21,12 +21,12 @@ from fuzzer.corpus.case import Case
 from fuzzer.execute import memcheck
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import Runner
-from fuzzer.report.night import NightSettings
-from fuzzer.report.nightly import run_night
-from fuzzer.report.pipeline import finding_for
-from fuzzer.report.recheck import recheck
+from fuzzer.nightly.job import run_night
+from fuzzer.nightly.night import NightSettings
+from fuzzer.nightly.pipeline import finding_for
+from fuzzer.nightly.recheck import recheck
+from fuzzer.nightly.summary import _recheck_section
 from fuzzer.report.store import Store
-from fuzzer.report.summary import _recheck_section
 from fuzzer.triage import known
 from tests import triage_fakes as tf
 from tests.conftest import night_settings, python
@@ -500,7 +500,7 @@ def test_the_draft_of_a_heap_overflow_reads_as_one(tmp_path, monkeypatch):
     from functools import partial
 
     from fuzzer.execute import surface
-    from fuzzer.report import pipeline
+    from fuzzer.nightly import pipeline
     from fuzzer.triage import signature
     from fuzzer.triage.attribute import knob_named
 

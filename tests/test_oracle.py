@@ -16,7 +16,8 @@ from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle
 from fuzzer.judge.details import Agrees, Distance, Element
-from fuzzer.judge.oracle import Head, Verdict, judge
+from fuzzer.judge.oracle import Head, judge
+from fuzzer.judge.verdict import Verdict, most_severe
 
 
 def head(ulps: torch.Tensor, strong: bool = True) -> Head:
@@ -192,8 +193,8 @@ def test_identical_outputs_are_ok() -> None:
 
 def test_most_severe_ranks_findings_over_ok_and_skip() -> None:
     kinds = ["ok", "skip", "accuracy", "timeout", "int-flip"]
-    assert oracle.most_severe([Verdict(k) for k in kinds]).kind == "int-flip"
-    assert oracle.most_severe([Verdict("skip"), Verdict("ok")]).kind == "ok"
+    assert most_severe([Verdict(k) for k in kinds]).kind == "int-flip"
+    assert most_severe([Verdict("skip"), Verdict("ok")]).kind == "ok"
 
 
 def test_verdict_round_trips_through_a_plain_dict() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from fuzzer.user.capture import capture_file
 
 PUBLIC = sorted((Path(__file__).parent / "models" / "public").glob("*.py"))

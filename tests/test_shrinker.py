@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 
-import networkx as nx
 import pytest
 import torch
 
@@ -18,7 +17,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge.details import Element
 from fuzzer.judge.kinds import Kind
-from fuzzer.judge.oracle import OutputVerdict, Verdict
+from fuzzer.judge.verdict import OutputVerdict, Verdict
 from fuzzer.reduce.shrinker import BudgetExhausted, Shrinker
 from fuzzer.reduce.size import size_key
 
@@ -175,7 +174,7 @@ def shows_from_softmax(candidate: Case) -> bool:
     graph, wanted = candidate.graph, candidate.verdict.node
     if wanted not in graph.outputs:
         return False
-    upstream = nx.ancestors(graph.g, wanted) | {wanted}
+    upstream = graph.ancestors(wanted) | {wanted}
     return any(graph.node(n).op == "softmax" for n in upstream)
 
 

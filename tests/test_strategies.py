@@ -23,7 +23,7 @@ from fuzzer.gen import domains, inputs, strategy
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from tests.conftest import campaign_settings
 
 FLOATS = (torch.float32, torch.bfloat16, torch.float16)

@@ -22,9 +22,9 @@ from click.testing import CliRunner
 from fuzzer.cli import main
 from fuzzer.errors import InputError
 from fuzzer.execute.pool import RunnerPool
+from fuzzer.nightly.job import run_night
+from fuzzer.nightly.recheck import Recheck
 from fuzzer.report import upstream
-from fuzzer.report.nightly import run_night
-from fuzzer.report.recheck import Recheck
 from fuzzer.report.store import DB_NAME, SCHEMA_VERSION, Finding, Store
 from fuzzer.triage import known
 from tests import triage_fakes as tf
@@ -213,7 +213,7 @@ def test_bad_upstream_input_is_one_line_and_exit_2(reports: Path, tmp_path: Path
 
 
 def test_findings_recheck_shows_the_ready_comment(reports: Path, monkeypatch) -> None:
-    from fuzzer.report import recheck
+    from fuzzer.nightly import recheck
 
     def replayed(store, pool, **kwargs):
         comment = upstream.close_comment(ISSUE, "2.14.0", 3, 3)

@@ -17,8 +17,9 @@ from fuzzer.execute.runner import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import Kind
-from fuzzer.judge.oracle import Verdict
-from fuzzer.report import draft, pipeline
+from fuzzer.judge.verdict import Verdict
+from fuzzer.nightly import pipeline
+from fuzzer.report import ranking
 from fuzzer.report.store import Finding
 from fuzzer.triage import known, locate, value
 from fuzzer.triage.signature import FAMILY, signature_fields
@@ -85,12 +86,12 @@ def test_drafts_go_by_value_class_before_kind_both_ways() -> None:
     """Non-finite first was the old order: now a class-1 accuracy cause goes before a class-4
     non-finite one, and a class-1 non-finite one before a class-4 accuracy one."""
     edge_nonfinite, plain_accuracy = _finding("nonfinite", 4, "1"), _finding("accuracy", 1, "2")
-    assert draft.ranked([edge_nonfinite, plain_accuracy]) == [plain_accuracy, edge_nonfinite]
+    assert ranking.ranked([edge_nonfinite, plain_accuracy]) == [plain_accuracy, edge_nonfinite]
     plain_nonfinite, edge_accuracy = _finding("nonfinite", 1, "3"), _finding("accuracy", 4, "1")
-    assert draft.ranked([edge_accuracy, plain_nonfinite]) == [plain_nonfinite, edge_accuracy]
+    assert ranking.ranked([edge_accuracy, plain_nonfinite]) == [plain_nonfinite, edge_accuracy]
     zero = _finding("signed-zero", 5, "0")
     old = _finding("crash", None, "0")  # recorded before value classes: last
-    assert draft.ranked([old, zero, edge_accuracy])[-1] is old
+    assert ranking.ranked([old, zero, edge_accuracy])[-1] is old
 
 
 def test_the_nightly_minimizes_by_value_class_first_both_ways(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import rules, semantics
 from fuzzer.judge.kinds import Kind
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 
 
 def _one(op: str, shape: tuple[int, ...], dtype: str = "float32", pre: str | None = None,

@@ -17,7 +17,7 @@ from fuzzer.execute.runner import Task
 from fuzzer.execute.workers import Runner, Worker, chatter
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from tests.conftest import campaign_settings, ledger_of
 
 

@@ -18,7 +18,7 @@ from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from tests.fakes import _driver, uint8_plus_one
 
 FIXED_ENV = "NUMFUZZ_TEST_BUG_FIXED"

@@ -133,6 +133,8 @@ class Plan:
     def from_dict(cls, data: object) -> Plan:
         """A recorded plan (``night.json``, ``--plan``); InputError on anything else."""
         try:
+            if not isinstance(data, dict):  # a list, a string, a number: no tables to read
+                raise TypeError(f"{type(data).__name__} is not a JSON object")
             shares = {str(k): float(v) for k, v in data["shares"].items()}
             cost = {str(k): float(v) for k, v in data["cost"].items()}
             rate = {str(k): float(v) for k, v in data.get("rate", {}).items()}

@@ -34,13 +34,14 @@ from typing import Any
 
 from fuzzer.campaign import harness
 from fuzzer.campaign.local import run_one
-from fuzzer.campaign.loop import Loop, Outcome, Summary, save_new, unsaved
+from fuzzer.campaign.loop import Loop, Outcome, Summary, kept
 from fuzzer.campaign.settings import Settings, arm_of, kept_case, make_case
+from fuzzer.device import Device
 from fuzzer.errors import HarnessError, InputError
 from fuzzer.execute import memcheck
 from fuzzer.execute.runner import RunResult, Task, harness_error
 from fuzzer.judge.kinds import Kind
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 
 RANGE = 4  # cases handed to an actor at a time
 DEADLINE_SLACK = 120.0  # seconds past the case timeout before an actor is pinged
@@ -93,7 +94,7 @@ class CaseRunner:
                   "details": ran.details, "arm": ran.arm}
         try:
             kept = kept_case(self.settings, ran.case, ran.task, ran.result.verdict) \
-                if ran.case is not None else None
+                if ran.case is not None and ran.task is not None else None
             if kept is not None:
                 kept.origin.update(self.where)
                 answer["name"], answer["data"] = kept.file_name(), kept.to_bytes()
@@ -113,7 +114,7 @@ class CaseRunner:
 
 
 def device_name(device: str) -> str:
-    if device.startswith("cuda"):
+    if Device(device).is_cuda:
         import torch
 
         if torch.cuda.is_available():
@@ -187,7 +188,7 @@ class Fleet:
         self.queue: deque[Batch] = deque()
         self.kills: dict[int, int] = {}  # case index -> actors that died while running it
         self.to_record: list[int] = []  # worker-kill findings not yet written
-        gpus = 1 if settings.device.startswith("cuda") else 0
+        gpus = 1 if Device(settings.device).is_cuda else 0
         threads = max(1, (os.cpu_count() or 1) // max(slots, 1))
         make = actor_class(self.ray).options(num_gpus=gpus, num_cpus=1)
         self.slots = [Slot(make.remote(settings, threads)) for _ in range(slots)]
@@ -365,7 +366,7 @@ def mixed_versions(infos: list[dict]) -> str:
 
 def fleet_slots(ray: Any, settings: Settings) -> int:
     """One actor per GPU of the cluster on CUDA; ``--workers`` CPU slots otherwise."""
-    if settings.device.startswith("cuda"):
+    if Device(settings.device).is_cuda:
         gpus = int(ray.cluster_resources().get("GPU", 0))
         if gpus < 1:
             raise HarnessError("--engine ray --device cuda: the Ray cluster has no GPU")
@@ -417,7 +418,7 @@ def run_fleet(settings: Settings, address: str | None = None,
         raise
 
     def next_batch() -> Batch | None:
-        taken = []
+        taken: list[int] = []
         while len(taken) < RANGE and (index := loop.next_index()) is not None:
             taken.append(index)
         fleet.report.issued = loop.issued
@@ -444,21 +445,18 @@ def run_fleet(settings: Settings, address: str | None = None,
 
 
 def _outcome(settings: Settings, answer: dict) -> tuple[Outcome, str]:
-    """An actor's answer as an outcome, its case file saved, and the traceback of a harness
-    error; a failure to save is the case's harness error."""
-    details, unwritable, verdict = answer.get("details", ""), "", None
+    """An actor's answer as an outcome, its case file saved (``loop.kept``), and the traceback
+    of a harness error; a failure to read or save it is the case's harness error."""
     try:
         verdict = Verdict.from_dict(answer["verdict"])
-        path, new = None, False
-        if answer["name"] is not None:
-            path, new = save_new(settings.out, answer["name"], answer["data"])
     except Exception as err:
-        if isinstance(err, OSError) and verdict is not None:  # the corpus: the campaign stops
-            unwritable = unsaved(answer["index"], verdict, err)
-        verdict, path, new = harness.error_verdict("saving", err), None, False
-        details = harness.traceback_text(err)
-    return Outcome(answer["index"], verdict, path, new, answer["strategy"],
-                   answer["seconds"], unwritable, answer.get("arm", "")), details
+        return Outcome(answer["index"], harness.error_verdict("saving", err), None, False,
+                       answer["strategy"], answer["seconds"]), harness.traceback_text(err)
+    made = (answer["name"], answer["data"]) if answer["name"] is not None else None
+    outcome, details = kept(settings.out, answer["index"], verdict, lambda: made)
+    outcome.strategy, outcome.seconds = answer["strategy"], answer["seconds"]
+    outcome.arm = answer.get("arm", "")
+    return outcome, details or answer.get("details", "")
 
 
 def _worker_kill(settings: Settings, index: int) -> tuple[Outcome, str]:
@@ -467,15 +465,15 @@ def _worker_kill(settings: Settings, index: int) -> tuple[Outcome, str]:
     ``_outcome``."""
     verdict = Verdict(Kind.WORKER_KILL, draw=0, message=f"the actor running case {index} died "
                                                         f"or hung {KILLS_TO_FINDING} times")
-    strategy, unwritable, details, arm = "", "", "", ""
-    try:
+    made: dict = {}
+
+    def file() -> tuple[str, bytes]:
         case, task = make_case(settings, index)
-        strategy, arm = case.origin.get("strategy", ""), arm_of(case.origin)
-        kept = kept_case(settings, case, task, verdict)
-        path, new = save_new(settings.out, kept.file_name(), kept.to_bytes())
-    except Exception as err:
-        if isinstance(err, OSError):
-            unwritable = unsaved(index, verdict, err)
-        verdict, path, new = harness.error_verdict("saving", err), None, False
-        details = harness.traceback_text(err)
-    return Outcome(index, verdict, path, new, strategy, 0.0, unwritable, arm), details
+        made.update(strategy=case.origin.get("strategy", ""), arm=arm_of(case.origin))
+        found = kept_case(settings, case, task, verdict)
+        assert found is not None  # a worker kill is a finding: always kept
+        return found.file_name(), found.to_bytes()
+
+    outcome, details = kept(settings.out, index, verdict, file)
+    outcome.strategy, outcome.arm = made.get("strategy", ""), made.get("arm", "")
+    return outcome, details

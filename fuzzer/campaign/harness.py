@@ -26,7 +26,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.execute.runner import HARNESS_ERROR, harness_error
 from fuzzer.judge.kinds import Kind
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 
 DIRECTORY = "harness"
 WINDOW = 200  # items the stop rule looks back over
@@ -54,6 +54,7 @@ class HarnessLog:
     count: int = 0
     messages: list[str] = field(default_factory=list)
     unsaved: int = 0  # records that could not be written (a full disk): still counted
+    unsaved_because: str = ""  # why the first of them could not be
     recent: deque = field(default_factory=lambda: deque(maxlen=WINDOW))
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -84,9 +85,10 @@ class HarnessLog:
                 note["case_file"] = f"{stem}.pt"
                 note["replay"] = f"numfuzz replay {self.directory / (stem + '.pt')}"
             return atomic_write(self.directory / f"{stem}.json", json.dumps(note, indent=1))
-        except Exception:  # a full disk or a case that cannot be saved: counted all the same
+        except Exception as err:  # a full disk or a case that cannot be saved: counted, and why
             with self.lock:
                 self.unsaved += 1
+                self.unsaved_because = self.unsaved_because or f"{type(err).__name__}: {err}"
             return None
 
     def tripped(self) -> bool:

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from fuzzer import clock
 from fuzzer.campaign import guided, harness
-from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, save_new, unsaved
+from fuzzer.campaign.loop import NOT_GENERATED, Loop, Outcome, Summary, kept
 from fuzzer.campaign.settings import Settings, arm_of, kept_case, make_case, worker_env
 from fuzzer.corpus.case import Case
+from fuzzer.device import Device
 from fuzzer.errors import HarnessError
 from fuzzer.execute.runner import RunResult, Task
 from fuzzer.execute.workers import Runner, assign_gpus, sweep_stale_temp, visible_gpus
@@ -60,7 +61,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     results: queue.Queue = queue.Queue(maxsize=2 * settings.workers)
     pool = guided.SeedPool() if settings.search == "guided" else None
     gpus = assign_gpus(settings.workers, settings.gpus, visible_gpus()) \
-        if settings.device == "cuda" else [None] * settings.workers
+        if Device(settings.device).is_cuda else [None] * settings.workers
     failures: list[BaseException] = []
     lost: list[str] = []
     halt = threading.Event()  # the driver is leaving (Ctrl-C): take no further case
@@ -101,8 +102,9 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
         halt.set()
         stop_workers(threads, runners, results)
         if isinstance(err, KeyboardInterrupt):  # what ran so far, for the caller's report
-            err.summary = loop.close()
-            err.summary.stopped = err.summary.stopped or "interrupted"
+            summary = loop.close()
+            summary.stopped = summary.stopped or "interrupted"
+            vars(err)["summary"] = summary  # an attribute KeyboardInterrupt does not declare
         raise
     summary = loop.close()
     if failures:
@@ -154,27 +156,17 @@ def run_one(settings: Settings, runner: Runner, index: int,
 
 
 def settle(settings: Settings, ran: Ran) -> Outcome:
-    """The outcome of a case, its case file written if it is kept. Never raises: a failure to
-    save is that case's harness error."""
-    try:
-        outcome = record(settings, ran)
-    except Exception as err:
-        outcome = Outcome(ran.index, harness.error_verdict("saving", err), None, False)
-        ran.details = harness.traceback_text(err)
-        if isinstance(err, OSError):  # the corpus itself, not this case: the campaign stops
-            outcome.unwritable = unsaved(ran.index, ran.result.verdict, err)
+    """The outcome of a case, its case file written if it is kept (``loop.kept``). Never
+    raises: a failure to save is that case's harness error."""
+    def file() -> tuple[str, bytes] | None:
+        found = kept_case(settings, ran.case, ran.task, ran.result.verdict) \
+            if ran.case is not None and ran.task is not None else None
+        return (found.file_name(), found.to_bytes()) if found is not None else None
+
+    outcome, details = kept(settings.out, ran.index, ran.result.verdict, file)
+    ran.details = details or ran.details
     outcome.strategy, outcome.seconds, outcome.arm = ran.strategy, ran.seconds, ran.arm
     return outcome
-
-
-def record(settings: Settings, ran: Ran) -> Outcome:
-    """Turn a worker's answer into an outcome, writing the case file if it is kept."""
-    verdict = ran.result.verdict
-    kept = kept_case(settings, ran.case, ran.task, verdict) if ran.case is not None else None
-    if kept is None:
-        return Outcome(ran.index, verdict, None, False)
-    path, new = save_new(settings.out, kept.file_name(), kept.to_bytes())
-    return Outcome(ran.index, verdict, path, new)
 
 
 def replayable(ran: Ran, outcome: Outcome) -> Case | None:

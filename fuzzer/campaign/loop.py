@@ -28,7 +28,7 @@ from fuzzer.corpus.files import atomic_write, write_failure
 from fuzzer.corpus.ledger import Ledger
 from fuzzer.execute.faults import OOM_HINT, OUT_OF_MEMORY
 from fuzzer.judge.kinds import COUNTED, Kind
-from fuzzer.judge.oracle import Verdict, severity_key
+from fuzzer.judge.verdict import Verdict, severity_key
 
 NOT_GENERATED = "(not generated)"  # the strategy row of cases whose generation raised
 
@@ -220,6 +220,10 @@ class Loop:
     def close(self) -> Summary:
         self.summary.elapsed = clock.now() - self.start
         self.summary.ledger_cases = len(self.ledger.done)
+        if self.errors.unsaved:  # counted above, but its replay record is missing: say so
+            self.summary.harness_messages.append(
+                f"{self.errors.unsaved} harness record(s) could not be written to "
+                f"{self.errors.directory} (first: {self.errors.unsaved_because})")
         return self.summary
 
 
@@ -237,3 +241,23 @@ def save_new(out: Path, name: str, data: bytes) -> tuple[Path, bool]:
     if new:
         atomic_write(path, data)
     return path, new
+
+
+def kept(out: Path, index: int, verdict: Verdict, file: Callable[[], tuple[str, bytes] | None]
+         ) -> tuple[Outcome, str]:
+    """The one way a case reaches the corpus, whatever engine ran it: ``file`` gives the case
+    file's name and bytes (None: nothing kept), written unless already there, and the outcome
+    says where. Never raises: a failure to make or write the file is the case's harness error
+    (with its traceback, the second value), and one of the corpus itself (a full disk) stops
+    the campaign (``Outcome.unwritable``)."""
+    try:
+        made = file()
+        if made is None:
+            return Outcome(index, verdict, None, False), ""
+        path, new = save_new(out, *made)
+        return Outcome(index, verdict, path, new), ""
+    except Exception as err:
+        outcome = Outcome(index, harness.error_verdict("saving", err), None, False)
+        if isinstance(err, OSError):  # the corpus itself, not this case: the campaign stops
+            outcome.unwritable = unsaved(index, verdict, err)
+        return outcome, harness.traceback_text(err)

@@ -18,6 +18,7 @@ from fuzzer.campaign import guided
 from fuzzer.campaign.arms import Plan
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.ledger import DEFAULT_SURFACE, campaigns_in, ledger_path, same_campaign
+from fuzzer.device import Device
 from fuzzer.errors import InputError
 from fuzzer.execute import memcheck
 from fuzzer.execute.recipe import Recipe
@@ -28,13 +29,13 @@ from fuzzer.gen import inputs, strategy
 from fuzzer.gen.strategy import DRAWS
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import COUNTED
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 
 
 @dataclass
 class Settings:
     out: Path = Path("corpus")  # where findings are saved (the corpus)
-    device: str = "cpu"
+    device: Device = Device("cpu")
     cases: int | None = None
     seconds: float | None = None
     seed: int = 0
@@ -55,6 +56,9 @@ class Settings:
     recycle: Recycle = field(default_factory=Recycle)  # when a worker is replaced (workers)
     plan: Plan | None = None  # arms: surface x strategy by yield (campaign.arms); None: pinned
     malloc_check: bool = False  # workers under glibc's malloc checking (execute.memcheck)
+
+    def __post_init__(self) -> None:
+        self.device = Device(self.device)
 
     def weights(self) -> dict[str, float]:
         return self.strategies if self.strategies is not None \

@@ -1,4 +1,4 @@
-"""Stage 11, the command line. Thin: parse, call one stage, present the result.
+"""Stage 12, the command line. Thin: parse, call one stage, present the result.
 
 One module per command group (``fuzz``: run; ``cases``: replay, corpus, minimize; ``locate``:
 which line of a model compiled first goes wrong on; ``findings``: triage, nightly, findings;

@@ -19,16 +19,18 @@ from fuzzer.cli.common import (
     strict_json,
     writable,
 )
+from fuzzer.device import Device
 from fuzzer.execute.surface import CATALOGUE
 
 if TYPE_CHECKING:  # the commands import what they use when they run: --help stays light
     from rich.table import Table
 
     from fuzzer.corpus.case import Case
+    from fuzzer.execute.pool import TaskRunner
     from fuzzer.execute.runner import RunResult, Task
     from fuzzer.execute.workers import Runner
     from fuzzer.judge.details import Element
-    from fuzzer.judge.oracle import OutputVerdict, Verdict
+    from fuzzer.judge.verdict import OutputVerdict, Verdict
     from fuzzer.reduce.minimize import MinimizeResult
 
 
@@ -51,7 +53,7 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict, title: str = "") 
     console = Console(width=120)
     console.print(f"[bold]{escape(title + verdict.summary())}[/]  ({len(case.graph)} ops, "
                   f"{case.dtype}, {case.device}, backend {case.recipe.backend})")
-    if case.device.startswith("cuda") and case.recipe.flags is not None:
+    if Device(case.device).is_cuda and case.recipe.flags is not None:
         console.print(f"torch.backends flags: {case.recipe.flags.label()}")
     if verdict.sdpa:
         console.print(f"eager's scaled_dot_product_attention ran on {', '.join(verdict.sdpa)}")
@@ -80,7 +82,7 @@ def print_verdict(case: Case, verdict: Verdict, outputs: dict, title: str = "") 
 def _element_table(case: Case, output: OutputVerdict, elements: list[Element]) -> Table:
     from rich.table import Table
 
-    from fuzzer.judge.oracle import ulps_text
+    from fuzzer.judge.verdict import ulps_text
 
     table = Table(title=f"{value_name(case, output)} (output {output.output}): differing "
                         "elements")
@@ -217,7 +219,7 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
         check = verify_capture(case, runner)
     finally:
         runner.close()
-    own, captured = check.original, check.case.verdict
+    own, captured = check.original, check.captured
     path = case.origin["model_file"]
     if as_json:
         both = judged(own) and judged(captured)
@@ -349,6 +351,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
             click.echo(strict_json({"case": str(target), "judged": False,
                                     **not_judged_reason(unjudged)}))
         raise could_not_judge(what, unjudged)
+    assert out is not None  # set in the try, which ran to the end: no exit, nothing unjudged
     rows = result.table()
     log_lines += [f"{what}: {before} -> {after}" if before else f"{what}: {after}"
                   for what, before, after in rows]
@@ -357,7 +360,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     if as_json:
         click.echo(strict_json({"case": str(out / "case.pt"),
                                 "repro": str(repro) if repro else None,
-                                "verdict": result.case.verdict.to_dict(),
+                                "verdict": result.verdict.to_dict(),
                                 **{what: after for what, _, after in rows}}))
     else:
         _minimize_table(result, out, repro)
@@ -390,7 +393,8 @@ def _save_minimized(result: MinimizeResult, out: Path, log_lines: list[str]) -> 
     return repro
 
 
-def _captured_divergence(case: Case, runner: Runner, progress: Callable[[str], None]) -> Case:
+def _captured_divergence(case: Case, runner: TaskRunner,
+                         progress: Callable[[str], None]) -> Case:
     """A model file's case, after checking it diverges the way the file itself does."""
     from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.user.verify import verify_capture
@@ -398,8 +402,8 @@ def _captured_divergence(case: Case, runner: Runner, progress: Callable[[str], N
     check = verify_capture(case, runner)
     if not judged(check.original):
         raise NotJudged(check.original)
-    if check.original.is_finding and not judged(check.case.verdict):
-        raise NotJudged(check.case.verdict, ": its captured graph")  # what minimize works on
+    if check.original.is_finding and not judged(check.captured):
+        raise NotJudged(check.captured, ": its captured graph")  # what minimize works on
     progress(check.message)
     if not check.reproduces:
         raise NotReproducible(check.message)
@@ -419,7 +423,8 @@ class Watched:
     divergence, were they judged at all (exit 3), or skips (could not judge: exit 2)?"""
 
     def __init__(self, runner: Runner) -> None:
-        self.runner, self.seen = runner, []
+        self.runner = runner
+        self.seen: list[Verdict] = []
 
     def run(self, task: Task, timeout: float | None = None) -> RunResult:
         result = self.runner.run(task, timeout)
@@ -434,7 +439,7 @@ def _minimize_table(result: MinimizeResult, out: Path, repro: Path | None) -> No
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"minimized: {result.case.verdict.summary()}")
+    table = Table(title=f"minimized: {result.verdict.summary()}")
     for col in ("", "before", "after"):
         table.add_column(col)
     for row in result.table():

@@ -17,13 +17,24 @@ import re
 import shlex
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from fuzzer.device import Device
 from fuzzer.errors import HarnessError, InputError
 from fuzzer.execute.recipe import Recipe, check_backend, trust_backend
+
+if TYPE_CHECKING:
+    from fuzzer.campaign.arms import Plan, Usage
+
+# a click command function (or command) that option decorators wrap and hand back as it was
+Decorated = TypeVar("Decorated", bound=Callable[..., object])
+
+# a value ``--inductor-config key=value`` reads: true/false, none, an integer or a word
+OptionValue = bool | int | str | None
 
 
 class UserError(click.ClickException):
@@ -31,7 +42,7 @@ class UserError(click.ClickException):
 
     exit_code = 2
 
-    def show(self, file: Any = None) -> None:
+    def show(self, file: object = None) -> None:
         click.echo(f"numfuzz: error: {self.message}", err=True)
 
 
@@ -39,11 +50,13 @@ class NumfuzzGroup(click.Group):
     """The command group; every subcommand's validation errors become one line and exit 2, and so
     do click's own usage errors (an unknown option, a missing argument, a bad choice)."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs.pop("standalone_mode", True):
-            return super().main(*args, standalone_mode=False, **kwargs)
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as err:
             where = f" (see {err.ctx.command_path} --help)" if err.ctx is not None else ""
             click.echo(f"numfuzz: error: {' '.join(err.format_message().split())}{where}",
@@ -57,7 +70,7 @@ class NumfuzzGroup(click.Group):
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except (InputError, HarnessError) as err:  # CaseError, StoreError, InvalidGraph …
@@ -161,14 +174,14 @@ def parse_duration(text: str | None) -> float | None:
     return h * 3600 + m * 60 + s
 
 
-def resolve_device(device: str) -> str:
+def resolve_device(device: str) -> Device:
     import torch
 
     if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
+        return Device("cuda" if torch.cuda.is_available() else "cpu")
+    if Device(device).is_cuda and not torch.cuda.is_available():
         raise UserError("--device cuda asked for, but this torch sees no CUDA device")
-    return device
+    return Device(device)
 
 
 def supported_dtypes(device: str, wanted: str) -> tuple[str, ...]:
@@ -177,10 +190,10 @@ def supported_dtypes(device: str, wanted: str) -> tuple[str, ...]:
     return ("float32", "bfloat16", "float16")
 
 
-def strict_json(value: Any) -> str:
+def strict_json(value: object) -> str:
     """JSON that strict parsers accept: inf/NaN (a nonfinite finding's values) become strings."""
 
-    def clean(v: Any) -> Any:
+    def clean(v: object) -> object:
         if isinstance(v, float) and not math.isfinite(v):
             return str(v)
         if isinstance(v, dict):
@@ -209,7 +222,7 @@ def log_line(text: str) -> None:
 # ------------------------------------------------------------------ the compile surface
 
 
-def compile_options(command: Any) -> Any:
+def compile_options(command: Decorated) -> Decorated:
     """``--dynamic``, ``--mode``, ``--inductor-config`` and ``--training``: how a campaign
     compiles its cases (recorded in each, so replay, minimize and repro.py do the same)."""
     from fuzzer.execute.surface import MODES
@@ -231,7 +244,7 @@ def compile_options(command: Any) -> Any:
     return command
 
 
-def arm_options(command: Any) -> Any:
+def arm_options(command: Decorated) -> Decorated:
     """``--surface``, ``--plan`` and ``--no-malloc-check``: which surfaces of the catalogue a
     campaign splits its time over by yield (``campaign.arms``), a recorded plan to replay, and
     whether its CPU workers run under glibc's malloc checking (on by default where glibc has
@@ -279,7 +292,7 @@ def surfaces_of(surfaces: tuple[str, ...], pinned: bool, plan_file: Path | None,
 
 def plan_of(surfaces: tuple[str, ...] | None, plan_file: Path | None, device: str,
             backend: str, weights: dict[str, float], pin_strategies: bool,
-            reports: Path | None = None) -> Any:
+            reports: Path | None = None) -> Plan | None:
     """A campaign's plan of arms (``campaign.arms.Plan``): recorded (``--plan``), or made from
     the surfaces here that run and the yields ``reports``' store holds (priors without one);
     None for a pinned surface."""
@@ -298,9 +311,9 @@ def plan_of(surfaces: tuple[str, ...] | None, plan_file: Path | None, device: st
     if not entries:
         raise UserError(f"no surface of {', '.join(surfaces)} runs here: "
                         + "; ".join(f"{n}: {w}" for n, w in why.items()))
-    used = {}
+    used: dict[str, Usage] = {}
     if reports is not None and (reports / "findings.sqlite").is_file():
-        from fuzzer.report.night import arm_history
+        from fuzzer.nightly.night import arm_history
         from fuzzer.report.store import Store
 
         with Store.in_reports(reports) as store:
@@ -314,7 +327,7 @@ def malloc_check_by_default(device: str, no_malloc_check: bool) -> bool:
     already runs under it (``numfuzz --malloc-check``)."""
     from fuzzer.execute import memcheck
 
-    return device == "cpu" and not no_malloc_check and not memcheck.active() \
+    return Device(device).is_cpu and not no_malloc_check and not memcheck.active() \
         and memcheck.library() is not None
 
 
@@ -340,7 +353,7 @@ def inductor_options(pairs: tuple[str, ...]) -> dict:
     from fuzzer.errors import CaseError
     from fuzzer.execute import config
 
-    options: dict[str, Any] = {}
+    options: dict[str, OptionValue] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key.strip():
@@ -352,7 +365,7 @@ def inductor_options(pairs: tuple[str, ...]) -> dict:
         raise UserError(f"--inductor-config: {err}") from None
 
 
-def _option_value(text: str) -> Any:
+def _option_value(text: str) -> OptionValue:
     words = {"true": True, "false": False, "none": None}
     if text.lower() in words:
         return words[text.lower()]

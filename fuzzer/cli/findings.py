@@ -195,6 +195,7 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
 
     from fuzzer.triage.attribute import bisect_summary
 
+    assert case.verdict is not None  # triage_command refuses a case that records none
     console = Console(width=120)
     console.print(f"[bold]{case.verdict.summary()}[/]")
     if not attribution.reproduces:
@@ -278,8 +279,8 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
     input, an environment numfuzz cannot work in, or a night stopped early."""
     from fuzzer.campaign.settings import Settings
     from fuzzer.gen.strategy import parse_weights
-    from fuzzer.report.night import NightSettings, night_of, plain_log
-    from fuzzer.report.nightly import run_night
+    from fuzzer.nightly.job import run_night
+    from fuzzer.nightly.night import NightSettings, night_of, plain_log
 
     seconds = parse_duration(duration)
     if seconds is None and cases is None:
@@ -363,9 +364,9 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
     """The findings store: value class, signature, kind, first/last seen, hits, status and
     upstream issue (ranked: value class first), then the known causes hit. --filed / --wontfix
     record a cause's upstream issue; --yield shows the standing yield table of the arms."""
-    from fuzzer.report.draft import ranked
+    from fuzzer.nightly.summary import known_rows
+    from fuzzer.report.ranking import ranked
     from fuzzer.report.store import DB_NAME, Store
-    from fuzzer.report.summary import known_rows
     from fuzzer.triage.known import KNOWN_FILE, entries
 
     if not (reports / DB_NAME).is_file():
@@ -413,12 +414,13 @@ def _yield_table(reports: Path, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from fuzzer.nightly.summary import yield_rows
     from fuzzer.report.store import Store
-    from fuzzer.report.summary import yield_rows
 
     device = resolve_device("auto")
     plan = plan_of(surfaces_of((), False, None), None, device, "inductor",
                    _default_weights(), False, reports)
+    assert plan is not None  # no surface pinned, no seed model: plan_of makes one
     with Store.in_reports(reports) as store:
         rows = yield_rows(store, time.strftime("%Y-%m-%d"), plan.to_dict())
     if as_json:
@@ -463,7 +465,7 @@ def _recheck(store: Store, k: int, quiet: bool) -> list[dict]:
     from dataclasses import asdict
 
     from fuzzer.execute.pool import RunnerPool
-    from fuzzer.report.recheck import recheck
+    from fuzzer.nightly.recheck import recheck
 
     pool = RunnerPool()
     try:
@@ -541,7 +543,7 @@ def _print_comments(rechecks: list[dict]) -> None:
 
 def _print_last_night(reports: Path) -> None:
     """Whether the latest night was clean, and its first harness errors if it was not."""
-    from fuzzer.report.night import latest_night
+    from fuzzer.nightly.night import latest_night
 
     night = latest_night(reports)
     if night is None:

@@ -29,6 +29,7 @@ from fuzzer.cli.common import (
     surfaces_of,
     writable,
 )
+from fuzzer.device import Device
 from fuzzer.gen.strategy import DRAWS, STRATEGIES
 from fuzzer.judge.kinds import COUNTED, POLICIES, Kind
 
@@ -107,7 +108,7 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     Exit 0: the campaign ran and found nothing; 1: it saved findings; 2: bad input, an output
     folder it cannot write, a campaign stopped early (everything found before is kept), or one
     that could judge none of its cases (each a skip or a harness error)."""
-    from fuzzer.campaign.local import run_campaign
+    from fuzzer.campaign.engine import Engine
     from fuzzer.campaign.settings import Settings
     from fuzzer.execute.workers import default_cuda_workers
     from fuzzer.gen.strategy import parse_weights
@@ -118,11 +119,11 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         cases = 50
     device = resolve_device(device)
     chosen = parse_gpus(gpus)
-    if chosen is not None and device != "cuda":
+    if chosen is not None and not Device(device).is_cuda:
         raise UserError(f"--gpus {gpus}: this run is on the {device.upper()}; --gpus picks CUDA "
                         "devices (give --device cuda, or leave out --gpus)")
     if workers is None:
-        workers = default_cuda_workers(chosen) if device == "cuda" else 1
+        workers = default_cuda_workers(chosen) if Device(device).is_cuda else 1
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
     chosen_surfaces = surfaces_of(surfaces, pinned_surface(dynamic, mode, training,
                                                            inductor_config), plan_file, seed_model)
@@ -143,25 +144,15 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         settings.seed_graph, settings.seed_inputs = captured.graph, captured.inputs
         settings.dtypes, settings.seed_model = (captured.dtype,), str(seed_model)
     report = CampaignReport(settings, quiet=as_json)
-    fleet: dict = {}
-    if engine == "ray":
-        from fuzzer.campaign.fleet import run_fleet
-
-        def run_on_ray(s: Settings, on_outcome: Callable[[Outcome], None]) -> Summary:
-            summary, done = run_fleet(s, ray_address, on_outcome=on_outcome,
-                                      allow_mixed=allow_mixed_versions)
-            fleet.update(done.to_dict())
-            return summary
-
-        summary = report.run(run_on_ray)
-    else:
-        try:
-            summary = report.run(run_campaign)
-        except KeyboardInterrupt as err:  # Ctrl-C or a deadline's SIGINT: --json still says
-            partial = getattr(err, "summary", None)  # what ran (the group's hint follows)
-            if as_json and partial is not None:
-                click.echo(strict_json(partial.to_dict()))
-            raise
+    running = Engine.of(engine, address=ray_address, allow_mixed=allow_mixed_versions)
+    try:
+        summary = report.run(running.run)
+    except KeyboardInterrupt as err:  # Ctrl-C or a deadline's SIGINT: --json still says
+        partial = getattr(err, "summary", None)  # what ran (the group's hint follows)
+        if as_json and partial is not None:
+            click.echo(strict_json(partial.to_dict()))
+        raise
+    fleet = running.report
     # Nothing judged is nothing clean: every case a skip or a harness error.
     unjudged = " ".join((summary.first_skip or next(iter(summary.harness_messages), "")).split()) \
         if summary.cases and not summary.judged else ""
@@ -325,11 +316,13 @@ def next_steps(settings: Settings, summary: Summary) -> list[str]:
     if not summary.strongest:
         return ["no findings; next: a longer campaign under another seed, e.g. "
                 f"numfuzz run --seed {settings.seed + 1} --time 1h --out {settings.out}"]
+    strongest = summary.strongest_verdict
+    assert strongest is not None  # Summary.add sets it with strongest
     case = shlex.quote(summary.strongest)
     minimized = shlex.quote(str(Path("reports") / "min" / Path(summary.strongest).stem))
     backend = settings.recipe.backend  # a module:function one must be trusted again
     numfuzz = f"numfuzz --trust-backend {shlex.quote(backend)}" if ":" in backend else "numfuzz"
-    return [f"strongest finding: {summary.strongest_verdict.summary()}",
+    return [f"strongest finding: {strongest.summary()}",
             "next: replay it, shrink it to a standalone repro.py, find the knob that makes it "
             f"vanish (all findings: numfuzz corpus list {shlex.quote(str(settings.out))})",
             f"  {numfuzz} replay {case}",

@@ -90,9 +90,8 @@ def _print_entries(entries: tuple[Known, ...], path: Path, as_json: bool) -> Non
     table = Table(title=f"{path}: {len(rows)} known causes")
     for col in ("id", "status", "fixed in", "repro", "what"):
         table.add_column(col, overflow="fold")
-    for r in rows:
-        table.add_row(r["id"], r["status"], r["fixed_in"] or "", "yes" if r["repro"] else "no",
-                      r["what"][:90])
+    for e in entries:  # the rows, typed: each row is its entry's
+        table.add_row(e.id, e.status, e.fixed_in or "", "yes" if e.repro else "no", e.what[:90])
     Console(width=160).print(table)
 
 

@@ -22,6 +22,7 @@ from fuzzer.cli.common import (
 
 if TYPE_CHECKING:
     from fuzzer.corpus.case import Case
+    from fuzzer.judge.verdict import Verdict
     from fuzzer.triage.attribute import Attribution
     from fuzzer.triage.locate import Location
 
@@ -71,7 +72,7 @@ def locate_command(target: Path, backend: str | None, seed: int, device: str, ti
     try:
         say(f"judging {target} ({len(case.graph)} ops)")
         case.verdict = runner.run(case.task()).verdict
-        _must_diverge(target, case)
+        _must_diverge(target, case.verdict)
         say(f"it diverges: {case.verdict.summary()}; locating")
         location = locate(case, runner, progress=say, fresh=False, every=every)
         attribution = None
@@ -93,11 +94,10 @@ def locate_command(target: Path, backend: str | None, seed: int, device: str, ti
     sys.exit(1)
 
 
-def _must_diverge(target: Path, case: Case) -> None:
+def _must_diverge(target: Path, verdict: Verdict) -> None:
     """Exit 3 where there is nothing to locate, 2 where it could not be judged."""
     from fuzzer.cli.cases import could_not_judge, judged
 
-    verdict = case.verdict
     if not judged(verdict):
         raise could_not_judge(str(target), verdict)
     if not verdict.is_finding:
@@ -120,6 +120,7 @@ def _print_location(case: Case, location: Location, attribution: Attribution | N
     from rich.console import Console
     from rich.table import Table
 
+    assert case.verdict is not None  # locate_command judged the case before locating
     console = Console(width=160)
     console.print(f"[bold]{case.verdict.summary()}[/]")
     probed = {p.node: p for p in location.probes}

@@ -15,17 +15,17 @@ import pickle
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from fuzzer.corpus.files import atomic_write
+from fuzzer.device import Device
 from fuzzer.errors import CaseError
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 
 FORMAT = "numfuzz-case"
 VERSION = 1
@@ -47,7 +47,7 @@ def versions() -> dict[str, str]:
 class Case:
     graph: Graph
     inputs: dict[str, torch.Tensor]
-    device: str = "cpu"
+    device: Device = Device("cpu")
     dtype: str = "float32"
     recipe: Recipe = Recipe()  # how it was compiled and judged
     seed: int = 0
@@ -55,6 +55,9 @@ class Case:
     verdict: Verdict | None = None
     versions: dict = field(default_factory=versions)
     origin: dict = field(default_factory=dict)  # campaign index, parent case, source file …
+
+    def __post_init__(self) -> None:
+        self.device = Device(self.device)
 
     # ------------------------------------------------------------ identity
 
@@ -98,7 +101,7 @@ class Case:
             "version": VERSION,
             "graph": self.graph.to_dict(),
             "inputs": {k: v.detach().cpu() for k, v in self.inputs.items()},
-            "device": self.device,
+            "device": str(self.device),
             "dtype": self.dtype,
             **self.recipe.fields(),  # backend, config, policy, surface, flags
             "seed": int(self.seed),
@@ -145,7 +148,7 @@ class Case:
             raise CaseError(f"{path}: {err}") from None
 
     @classmethod
-    def from_dict(cls, data: Any) -> Case:
+    def from_dict(cls, data: object) -> Case:
         if not isinstance(data, dict) or not isinstance(data.get("format"), str) \
                 or data["format"] != FORMAT:
             raise CaseError("not a numfuzz case file")
@@ -183,7 +186,7 @@ def _raw_bytes(t: torch.Tensor) -> bytes:
     return dense.view(torch.uint8).numpy().tobytes()
 
 
-def _device(value: Any) -> str:
+def _device(value: object) -> Device:
     """``cpu``, ``cuda`` or ``cuda:N``: a device string torch parses, nothing else."""
     text = str(value)
     try:
@@ -191,10 +194,10 @@ def _device(value: Any) -> str:
             raise ValueError
     except (RuntimeError, ValueError):
         raise CaseError(f"device {text[:40]!r} is not cpu or cuda[:N]") from None
-    return text
+    return Device(text)
 
 
-def check_input(graph: Graph, node_id: int, tensor: Any) -> None:
+def check_input(graph: Graph, node_id: int, tensor: object) -> None:
     """CaseError unless ``tensor`` is a tensor of the shape and dtype the graph gives input
     ``node_id``."""
     node = graph.node(node_id)

@@ -6,22 +6,22 @@ import time
 from pathlib import Path
 
 from fuzzer.corpus.case import Case, CaseError
+from fuzzer.execute.pool import TaskRunner
 from fuzzer.execute.runner import RunResult
 from fuzzer.execute.workers import Runner
 
 
-def replay_case(case: Case, timeout: float = 300, runner: Runner | None = None,
+def replay_case(case: Case, timeout: float = 300, runner: TaskRunner | None = None,
                 env: dict[str, str] | None = None) -> RunResult:
     """Run the case once in a worker (``runner``, or one of its own, started with ``env``:
     glibc's malloc checking, ``execute.memcheck.follow``); its verdict and outputs."""
-    own = runner is None
-    runner = runner or Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up,
-                              env=env or None)
-    try:
+    if runner is not None:  # a local Runner or a fleet actor's: the caller closes it
         return runner.run(case.task(keep_outputs=True))
+    own = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up, env=env or None)
+    try:
+        return own.run(case.task(keep_outputs=True))
     finally:
-        if own:
-            runner.close()
+        own.close()
 
 
 def _age(seconds: float) -> str:
@@ -39,7 +39,7 @@ def campaign_of(case: Case) -> str:
 
 def corpus_rows(directory: Path) -> list[dict]:
     """One row per case file; unreadable files are listed as such, never fatal."""
-    rows = []
+    rows: list[dict[str, str | int | None]] = []
     now = time.time()
     for path in sorted(directory.glob("*.pt")):
         age = _age(now - path.stat().st_mtime)

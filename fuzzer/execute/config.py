@@ -100,7 +100,7 @@ class FrozenCount:
                 continue
             self.count = self.count or 0
             self._saved.append((module, original))
-            module.replace_node_with_constant = self._counting(original)
+            vars(module)["replace_node_with_constant"] = self._counting(original)  # a module
         return self
 
     def _counting(self, original: Any) -> Any:

@@ -56,7 +56,7 @@ def poisons_context(text: str) -> bool:
     return any(word in lowered for word in STICKY) or any(p in text for p in CUDA_PREFIXES)
 
 
-def as_memory_unsafe(kind: str, text: str) -> str:
+def as_memory_unsafe(kind: Kind, text: str) -> Kind:
     """The kind of a compiled run that failed with ``text``: ``memory-unsafe`` for a crash that
     is one (``judge.kinds.memory_class``), else ``kind`` as it was."""
     return Kind.MEMORY if kind == Kind.CRASH and memory_class(text) else kind

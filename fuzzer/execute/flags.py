@@ -86,7 +86,7 @@ class Flags:
         """The flags this process runs under now (flags this torch lacks: their defaults)."""
         found = {name: value for name in TORCH_NAMES
                  if (value := _read(name)) is not None}
-        return cls(**found)
+        return cls.from_dict(found)
 
     def label(self) -> str:
         """How a person reads them: ``TF32 conv on, matmul off; reduced-precision fp16/bf16

@@ -5,9 +5,9 @@ clobbers are an allocation's slack or a neighbour's header, the values it return
 the process may live on or die much later at an unrelated ``free``. Under glibc's malloc checking
 (``libc_malloc_debug.so.0`` preloaded, tunable ``glibc.malloc.check=3``) every allocation ends in
 a check byte, and ``free`` aborts the process the moment that byte was overwritten ("free():
-invalid pointer"). The worker then dies with SIGABRT, and the case is a ``crash`` finding with
-glibc's message: a memory-safety bug in compiled code becomes a finding every time it runs.
-(Inductor's C++ GEMM template writing a bf16 tile into a uint8 output was found this way.)
+invalid pointer"). The worker then dies with SIGABRT, and the case is a ``memory-unsafe``
+finding with glibc's message: a memory-safety bug in compiled code becomes a finding every time
+it runs. (Inductor's C++ GEMM template writing a bf16 tile into a uint8 output was found this way.)
 
 ``numfuzz --malloc-check`` sets it in this process's environment before any worker, zygote or
 script starts, so all of them inherit it; numfuzz's own process is not checked (it runs no

@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,7 @@ def load_model_file(path: str | Path, seed: int = 0) -> ModelFile:
         raise CaptureError(f"{path}: does not follow the KernelBench convention: it needs "
                            "`class Model(nn.Module)` and `def get_inputs()` (optionally "
                            "`def get_init_inputs()`)")
-    get_init = getattr(module, "get_init_inputs", lambda: [])
+    get_init: Callable[[], Iterable[object]] = getattr(module, "get_init_inputs", lambda: [])
 
     def build() -> torch.nn.Module:
         torch.manual_seed(seed)
@@ -135,7 +135,7 @@ def run_original(task: runner.Task) -> runner.RunResult:
         return (*call(*mine), *left_behind(graph, model, mine))
 
     args = [t.to(task.device) for t in loaded.inputs]
-    known_fp64, known_eager = captured_values(task, forward(*args)[:len(graph.outputs)])
+    known_fp64, known_eager, note = captured_values(task, forward(*args)[:len(graph.outputs)])
 
     def trace(*args: torch.Tensor) -> dict:
         reference_as_built()
@@ -157,7 +157,7 @@ def run_original(task: runner.Task) -> runner.RunResult:
     programs = runner.Programs(graph, "", forward, trace, nodewise=False,
                                eager_values=known_eager,
                                nudged=(lambda _: runner.nudged_runs(graph, captured))
-                               if known_fp64 else None)
+                               if known_fp64 else None, note=note)
 
     def compiled_by(recipe: Recipe) -> Callable:
         # The state is restored outside the compiled call, so the graph holds the model alone;
@@ -254,23 +254,23 @@ def float64_twin(loaded: ModelFile) -> torch.nn.Module:
     return twin.double()
 
 
-def captured_values(task: runner.Task, eager_outputs: tuple) -> tuple[dict, dict]:
+def captured_values(task: runner.Task, eager_outputs: tuple) -> tuple[dict, dict, str]:
     """Every node's float64 and eager value in the task's captured graph, on its inputs: what a
     head's evidence is measured on. Only when the capture gives the model's eager outputs bit
     for bit (then its nodes are the model's values); else nothing, and the file is judged on
-    its outputs alone."""
+    its outputs alone, and the third value says why when the capture raised."""
     graph = task.graph
     if not task.draws or not graph.input_ids():
-        return {}, {}
+        return {}, {}, ""
     try:
         trace = render.load(render.render_trace(graph), "trace")
         args = [task.draws[0][str(n)].to(task.device) for n in graph.input_ids()]
         eager = trace(*args)
         if not oracle.bitwise_equal([eager[o] for o in graph.outputs], list(eager_outputs)):
-            return {}, {}
-        return rules.float64_run(trace, args), eager
-    except Exception:  # a capture that cannot run here: the outputs alone still judge
-        return {}, {}
+            return {}, {}, ""
+        return rules.float64_run(trace, args), eager, ""
+    except Exception as err:  # a capture that cannot run here: the outputs alone still judge
+        return {}, {}, f"judged on its outputs alone: its capture raises {one_line(err)}"
 
 
 def tensor_leaves(out: Any) -> list[torch.Tensor]:

@@ -40,6 +40,13 @@ class TaskRunner(Protocol):
     def close(self) -> None: ...
 
 
+class Runners(Protocol):
+    """Runners by device and environment: a ``RunnerPool``, or its runners bounded by a
+    deadline (``RunnerPool.until``: what the nightly hands triage)."""
+
+    def get(self, device: str, env: dict | None = None) -> TaskRunner: ...
+
+
 class RunnerPool:
     """Runners by (device, environment), started on first use and kept until ``close``."""
 

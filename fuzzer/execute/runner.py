@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from fuzzer.device import Device
 from fuzzer.execute import config, faults, flags
 from fuzzer.execute.recipe import Recipe
 from fuzzer.ir import render
@@ -26,8 +27,8 @@ from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, rules, semantics
 from fuzzer.judge.details import Details
 from fuzzer.judge.key import same_divergence
-from fuzzer.judge.kinds import RAISED
-from fuzzer.judge.oracle import Kind, Verdict
+from fuzzer.judge.kinds import RAISED, Kind
+from fuzzer.judge.verdict import OutputVerdict, Verdict, most_severe
 
 HARNESS_ERROR = "harness error"  # how a skip caused by numfuzz itself, not the case, begins
 
@@ -39,16 +40,19 @@ class Task:
     graph: Graph
     draws: list[dict[str, torch.Tensor]]
     magnitudes: list[str] = field(default_factory=list)
-    device: str = "cpu"
+    device: Device = Device("cpu")
     recipe: Recipe = Recipe()
     keep_outputs: bool = False  # return the tensors too (replay tables, minimizer, drafts)
     model_file: str = ""  # set: judge this KernelBench file's own model instead (capture check)
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        self.device = Device(self.device)
+
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
         torch.save({"graph": self.graph.to_dict(), "draws": self.draws,
-                    "magnitudes": list(self.magnitudes), "device": self.device,
+                    "magnitudes": list(self.magnitudes), "device": str(self.device),
                     "recipe": self.recipe.fields(), "keep_outputs": self.keep_outputs,
                     "model_file": self.model_file, "seed": self.seed}, buf)
         return buf.getvalue()
@@ -120,6 +124,7 @@ class Programs:
     written: list[int] = field(default_factory=list)  # positions of the inputs it writes
 
     kinds: list[str] = field(default_factory=list)  # module form: per input x/param/buffer
+    note: str = ""  # what a reader of the verdict must know about how it was judged
 
     @classmethod
     def build(cls, graph: Graph, training: bool = False) -> Programs:
@@ -193,21 +198,21 @@ def run_task(task: Task) -> RunResult:
         if faults.poisons_context(verdict.message):
             lost = True
             break
-    worst = oracle.most_severe(verdicts)
+    worst = most_severe(verdicts)
     counts = [v.frozen for v in verdicts if v.frozen is not None]
     worst.frozen = sum(counts) if counts else None  # the first draw compiles: its count
     if not lost and worst.draw is not None:
-        args = [rules.fresh(task.draws[worst.draw][str(n)], task.device)
+        draw = worst.draw
+        args = [rules.fresh(task.draws[draw][str(n)], task.device)
                 for n in task.graph.input_ids()]
 
         def emulated_run(emulated: Recipe) -> Verdict:
-            again, refused = prepared(programs, emulated, task.draws[worst.draw], task.device)
+            again, refused = prepared(programs, emulated, task.draws[draw], task.device)
             return refused or run_draw(programs, again, args, emulated)[0]
 
         worst = expected_by_default(worst, task.graph, task.recipe, emulated_run)
         if task.recipe.surface.promise and not worst.is_finding and worst.kind != Kind.SKIP:
-            worst = promise_kept(worst, programs, compiled, args, task.recipe,
-                                 kept[worst.draw])
+            worst = promise_kept(worst, programs, compiled, args, task.recipe, kept[draw])
     outputs = kept[worst.draw] if task.keep_outputs and worst.draw is not None else {}
     return RunResult(worst, [v.score for v in verdicts], outputs, context_lost=lost)
 
@@ -315,7 +320,7 @@ def rows_apart(programs: Programs, compiled: Callable, args: list[torch.Tensor],
 def _broken(verdict: Verdict, output: int, key: int | tuple, value: torch.Tensor,
             reason: str) -> Verdict:
     node = key if isinstance(key, int) else key[1]
-    out = oracle.OutputVerdict(output, node, Kind.PROMISE,
+    out = OutputVerdict(output, node, Kind.PROMISE,
                                str(value.dtype).removeprefix("torch."), Details(reason=reason))
     return dataclasses.replace(verdict, kind=Kind.PROMISE, output=output, node=node,
                                outputs=[*verdict.outputs, out], message=reason)
@@ -373,6 +378,41 @@ def expected_by_default(verdict: Verdict, graph: Graph, recipe: Recipe,
                 "keeps fp16/bf16 round trips in float32 by default, on purpose")
 
 
+class _Ended(Exception):
+    """A draw that ends before it is judged: its verdict (a skip, numfuzz's own error, a
+    compiled failure) and the outputs it keeps."""
+
+    def __init__(self, verdict: Verdict, outputs: dict | None = None) -> None:
+        super().__init__(verdict.message)
+        self.verdict, self.outputs = verdict, outputs or {}
+
+
+@dataclass
+class _Eager:
+    """Eager's side of a draw: its outputs and state (``all``), what it did to its inputs,
+    every node's eager value, the attention backends it ran and the elements that differ
+    between its two runs."""
+
+    all: list[torch.Tensor]
+    did: Did
+    values: dict
+    sdpa: list[str]
+    unstable: list[torch.Tensor | None]
+
+
+@dataclass
+class _Compiled:
+    """Compiled's side: its outputs and state, what it did to its inputs, the elements that
+    differ between its two runs or eager's, the written inputs a deployment keeps inside (not
+    judged) and the values freezing made constants."""
+
+    all: list[torch.Tensor]
+    did: Did
+    unstable: list[torch.Tensor | None]
+    kept_inside: list[int]
+    frozen: int | None
+
+
 def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
              recipe: Recipe) -> tuple[Verdict, dict]:
     """One draw's verdict and outputs. Eager runs twice and compiled runs twice, under the
@@ -384,85 +424,126 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
     recipe runs forward and backward (``rules.forward_backward``); the gradients are judged
     after the rest, and the outputs judged are the training graph's. A program float64 cannot
     stand for (it reinterprets bits) is judged against eager, by the same rule, and says so."""
-    training = recipe.surface.training
-    arity = len(semantics.judged(programs.graph))
     flags.pin(recipe.flags)
     try:
+        eager = _eager_side(programs, args, recipe)
+        return _judged(programs, args, recipe, eager,
+                       _compiled_side(programs, compiled, args, recipe, eager))
+    except _Ended as ended:
+        return ended.verdict, ended.outputs
+
+
+def _eager_side(programs: Programs, args: list[torch.Tensor], recipe: Recipe) -> _Eager:
+    """Eager twice (``_eager_runs``); a failure of eager's is a generator bug, never a finding,
+    and a write the graph does not know is numfuzz's own error."""
+    try:
         (eager_all, eager_did), again, eager_values, sdpa = _eager_runs(programs, args, recipe)
-    except Exception as err:  # a generator bug, not a compiler bug: never a finding
+    except Exception as err:
         line = error_line(err)
         message = faults.oom_message(line) if faults.out_of_memory(line) \
             else f"eager failed: {line}"
-        return Verdict(Kind.SKIP, message=message), {}
-    if eager_did[1]:  # the graph does not know this write: a numfuzz bug, not the case's
-        return harness_error(f"eager changed input positions {list(eager_did[1])}, which "
-                             "the graph does not write"), {}
-    eager = eager_all[:arity] if programs.nodewise else eager_all
+        raise _Ended(Verdict(Kind.SKIP, message=message)) from None
+    if eager_did[1]:
+        raise _Ended(harness_error(f"eager changed input positions {list(eager_did[1])}, "
+                                   "which the graph does not write"))
     try:
         unstable = oracle.run_to_run(eager_all, again)
     except ValueError:
-        return Verdict(Kind.SKIP, message="eager's two runs differ in number, shape or dtype "
-                                          "of outputs on this input", sdpa=sdpa), {}
+        raise _Ended(Verdict(Kind.SKIP, message="eager's two runs differ in number, shape or "
+                             "dtype of outputs on this input", sdpa=sdpa)) from None
+    return _Eager(eager_all, eager_did, eager_values, sdpa, unstable)
+
+
+def _compiled_side(programs: Programs, compiled: Callable, args: list[torch.Tensor],
+                   recipe: Recipe, eager: _Eager) -> _Compiled:
+    """Compiled twice under the recipe's Inductor config; a knob this torch lacks tested
+    nothing (numfuzz's error), and a compiled run that raised is judged by
+    ``compiled_failure`` (eager's outputs kept beside a finding)."""
     absent = config.missing(recipe.config)
-    if absent:  # a knob this torch does not have: nothing was tested, nothing crashed
-        return harness_error(f"not in this torch: {', '.join(absent)}"), {}
+    if absent:
+        raise _Ended(harness_error(f"not in this torch: {', '.join(absent)}"))
     patched = inductor_config(recipe.config)  # refuses a knob outside the allowlist
     frozen = config.FrozenCount() if recipe.config.get("freezing") else None
+    training = recipe.surface.training
     try:
         with patched, frozen or contextlib.nullcontext():
             out_all, compiled_did = _compiled_run(compiled, args, programs.written, training)
             second, _ = _compiled_run(compiled, args, programs.written, training)  # cheap
     except Exception as err:
-        failure = compiled_failure(err, recipe, sdpa)
-        return failure, {} if failure.kind == Kind.SKIP and not \
-            failure.message.startswith(faults.OUT_OF_MEMORY) else {"eager": eager_all}
+        failure = compiled_failure(err, recipe, eager.sdpa)
+        skipped = failure.kind == Kind.SKIP \
+            and not failure.message.startswith(faults.OUT_OF_MEMORY)
+        raise _Ended(failure, {} if skipped else {"eager": eager.all}) from None
     kept_inside = state_kept_inside(programs, recipe)
-    for i in kept_inside:  # not handed back: not judged (eager's value stands in, said below)
+    for i in kept_inside:  # not handed back: not judged (eager's value stands in, said later)
         if i < len(out_all) and i < len(second):
-            out_all[i], second[i] = eager_all[i].clone(), eager_all[i].clone()
+            out_all[i], second[i] = eager.all[i].clone(), eager.all[i].clone()
     try:
-        unstable = oracle.either(unstable, oracle.run_to_run(out_all, second))
+        unstable = oracle.either(eager.unstable, oracle.run_to_run(out_all, second))
     except ValueError:
-        return Verdict(Kind.SKIP, message="compiled's two runs differ in number, shape or "
-                                          "dtype of outputs on this input", sdpa=sdpa), {}
-    # float64 cannot stand for a program that reinterprets bits: eager's values stand in
+        raise _Ended(Verdict(Kind.SKIP, message="compiled's two runs differ in number, shape "
+                             "or dtype of outputs on this input", sdpa=eager.sdpa)) from None
+    count = frozen.count if frozen is not None else None
+    return _Compiled(out_all, compiled_did, unstable, kept_inside, count)
+
+
+def _judged(programs: Programs, args: list[torch.Tensor], recipe: Recipe, eager: _Eager,
+            compiled: _Compiled) -> tuple[Verdict, dict]:
+    """Both sides judged against float64 (or eager, where float64 cannot stand for the
+    program: it reinterprets bits), with gradients or aliasing, and the notes a reader needs."""
+    training = recipe.surface.training
+    arity = len(semantics.judged(programs.graph))
     eager_stands = programs.nodewise and not semantics.float64_stands(programs.graph)
+    unstable = compiled.unstable
     if eager_stands and not training and programs.bit_noise is not None:
-        unstable = oracle.either(unstable, _moved_by_bit_noise(programs, args, eager_values))
-    steady = oracle.steadied(eager_all, out_all, unstable)
-    try:
-        values = eager_values if eager_stands else rules.float64_run(programs.trace, args)
-        ref_all = [values[k] for k in semantics.judged(programs.graph)]
-        if training:
-            ref_all += rules.float64_run(
-                lambda *wide: rules.forward_backward(programs.model, wide, programs.written),
-                args)[arity:]
-    except torch.OutOfMemoryError as err:
-        return Verdict(Kind.SKIP, message=faults.oom_message(error_line(err)), sdpa=sdpa), {}
-    nudged = (lambda: programs.nudged(args)) if programs.nudged is not None \
-        and not eager_stands else None
-    verdict = semantics.judge_graph(programs.graph, eager, steady[:arity] if training else steady,
-                                    values, eager_values, recipe.policy, nudged, eager_stands)
+        unstable = oracle.either(unstable, _moved_by_bit_noise(programs, args, eager.values))
+    steady = oracle.steadied(eager.all, compiled.all, unstable)
+    values, ref_all = _reference(programs, args, eager, eager_stands, training, arity)
+    nudge = programs.nudged
+    nudged = (lambda: nudge(args)) if nudge is not None and not eager_stands else None
+    judged_eager = eager.all[:arity] if programs.nodewise else eager.all
+    verdict = semantics.judge_graph(programs.graph, judged_eager,
+                                    steady[:arity] if training else steady, values,
+                                    eager.values, recipe.policy, nudged, eager_stands)
     if eager_stands:
         oracle.note_eager_reference(verdict, "a dtype view reinterprets bits, which float64 "
                                              "cannot stand for")
     if training:
         floats = [n for i, (n, t) in enumerate(zip(programs.graph.input_ids(), args))
                   if t.is_floating_point() and i not in programs.written]
-        verdict = oracle.with_gradients(verdict, eager_all[arity:], steady[arity:],
+        verdict = oracle.with_gradients(verdict, eager.all[arity:], steady[arity:],
                                         ref_all[arity:], floats)
     else:
         verdict = oracle.with_aliasing(verdict, semantics.aliasing_problems(
-            programs.graph, eager_did, compiled_did))
+            programs.graph, eager.did, compiled.did))
     oracle.note_unstable(verdict, unstable)
-    if kept_inside:
+    if programs.note:
+        verdict.message = (verdict.message + "; " if verdict.message else "") + programs.note
+    if compiled.kept_inside:
         verdict.message = (verdict.message + "; " if verdict.message else "") + \
-            KEPT_INSIDE.format(len(kept_inside))
-    verdict.sdpa = sdpa
-    verdict.frozen = frozen.count if frozen is not None else None
-    outputs = {"eager": [t.cpu() for t in eager_all], "compiled": [t.cpu() for t in out_all],
-               "fp64": [t.cpu() for t in ref_all]}
+            KEPT_INSIDE.format(len(compiled.kept_inside))
+    verdict.sdpa = eager.sdpa
+    verdict.frozen = compiled.frozen
+    outputs = {"eager": [t.cpu() for t in eager.all],
+               "compiled": [t.cpu() for t in compiled.all], "fp64": [t.cpu() for t in ref_all]}
     return verdict, outputs
+
+
+def _reference(programs: Programs, args: list[torch.Tensor], eager: _Eager, eager_stands: bool,
+               training: bool, arity: int) -> tuple[dict, list[torch.Tensor]]:
+    """Every node's reference value and the judged ones (gradients after, when training):
+    float64's, or eager's where it stands in; out of memory is a skip."""
+    try:
+        values = eager.values if eager_stands else rules.float64_run(programs.trace, args)
+        ref_all = [values[k] for k in semantics.judged(programs.graph)]
+        if training:
+            ref_all += rules.float64_run(
+                lambda *wide: rules.forward_backward(programs.model, wide, programs.written),
+                args)[arity:]
+    except torch.OutOfMemoryError as err:
+        raise _Ended(Verdict(Kind.SKIP, message=faults.oom_message(error_line(err)),
+                             sdpa=eager.sdpa)) from None
+    return values, ref_all
 
 
 def compiled_failure(err: BaseException, recipe: Recipe, sdpa: list[str]) -> Verdict:
@@ -544,6 +625,7 @@ def _moved_by_bit_noise(programs: Programs, args: list[torch.Tensor], eager_valu
     are no evidence, as an element that varies run to run is none (``oracle.steadied``)."""
     keys = semantics.judged(programs.graph)
     base = [eager_values[k] for k in keys]
+    assert programs.bit_noise is not None  # called only where a view reinterprets bits
     runs = [[run[k] for k in keys] for run in programs.bit_noise(args)]
     tols = [oracle.TOLERANCE.get(str(b.dtype).removeprefix("torch."), 1e-4) for b in base]
     return rules.moved_by_noise(base, runs, tols)

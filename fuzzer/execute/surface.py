@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from fuzzer.device import Device
 from fuzzer.errors import CaseError, record_fields
 
 MODES = ("default", "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead")
@@ -96,7 +97,7 @@ class Surface:
         ones ignore it), and CUDA graphs need CUDA."""
         if self.mode != "default" and ":" in backend:
             raise CaseError(f"mode {self.mode} is Inductor's; backend {backend} is a function")
-        if self.mode in CUDA_ONLY_MODES and not device.startswith("cuda"):
+        if self.mode in CUDA_ONLY_MODES and not Device(device).is_cuda:
             raise CaseError(f"mode {self.mode} needs a CUDA device")
 
     def compile_kwargs(self) -> dict:
@@ -237,7 +238,7 @@ def unavailable(entry: Entry, device: str, backend: str) -> str:
     this torch lacks, or a backend that is not Inductor."""
     from fuzzer.execute import config
 
-    if device.split(":")[0] not in entry.devices:
+    if Device(device).type not in entry.devices:
         return f"{'/'.join(entry.devices)} only"
     if entry.inductor_only and backend != "inductor":
         return f"Inductor's; backend {backend} is not"

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fuzzer import clock
+from fuzzer.device import Device
 from fuzzer.errors import HarnessError
 from fuzzer.execute import faults, zygote
 from fuzzer.judge.kinds import Kind
@@ -161,13 +162,14 @@ class Worker:
             child_env["CUDA_VISIBLE_DEVICES"] = str(gpu)
         args = [sys.executable, "-m", "fuzzer.execute.workers", device, str(threads),
                 str(int(warmup))]
+        self.proc: Forked | subprocess.Popen[bytes]
         try:
-            if device == "cpu" and zygote.forkable(child_env):  # torch already imported
+            if Device(device).is_cpu and zygote.forkable(child_env):  # torch already imported
                 self.proc = Forked(device, threads, warmup, child_env, self.log)
             else:
-                with open(self.log, "wb") as log:
+                with open(self.log, "wb") as log_file:
                     self.proc = subprocess.Popen(args, stdin=subprocess.PIPE,
-                                                 stdout=subprocess.PIPE, stderr=log,
+                                                 stdout=subprocess.PIPE, stderr=log_file,
                                                  env=child_env, start_new_session=True)
         except BaseException:  # no child (out of processes or descriptors): leave nothing behind
             self.log.unlink(missing_ok=True)
@@ -189,6 +191,7 @@ class Worker:
     def run(self, payload: bytes, timeout: float) -> bytes:
         """Send one frame and return the reply frame, or raise WorkerLost (the worker is gone)."""
         self.wait_ready()
+        assert self.proc.stdin is not None  # piped at the start
         try:
             self.proc.stdin.write(HEADER.pack(len(payload)) + payload)
             self.proc.stdin.flush()
@@ -202,6 +205,7 @@ class Worker:
         return self._read_exact(size, deadline)
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
+        assert self.proc.stdout is not None  # piped at the start
         fd = self.proc.stdout.fileno()
         chunks, got = [], 0
         while got < n:
@@ -297,8 +301,8 @@ class Runner:
     def __init__(self, device: str = "cpu", threads: int = 1, timeout: float = 300,
                  env: dict[str, str] | None = None, gpu: str | None = None,
                  warmup: bool = True, recycle: Recycle = NEVER) -> None:
-        self.options = {"device": device, "threads": threads, "env": env, "gpu": gpu,
-                        "warmup": warmup, "private_cache": recycle.private_cache}
+        self._device, self._threads, self._env, self._gpu = device, threads, env, gpu
+        self._warmup = warmup
         self.timeout = timeout
         self.recycle = recycle
         self.worker: Worker | None = None
@@ -308,11 +312,12 @@ class Runner:
 
     @property
     def device(self) -> str:
-        return self.options["device"]
+        return self._device
 
     def start(self) -> None:
         if self.worker is None:
-            self.worker = Worker(**self.options)
+            self.worker = Worker(self._device, self._threads, self._env, self._warmup, self._gpu,
+                                 self.recycle.private_cache)
             self.served = 0
 
     def run(self, task: Task, timeout: float | None = None) -> RunResult:
@@ -323,6 +328,7 @@ class Runner:
         from fuzzer.execute.runner import RunResult
 
         self.start()
+        assert self.worker is not None  # start() made one
         began = time.monotonic()
         budget = self.timeout if timeout is None else min(self.timeout, timeout)
         wait = None if timeout is None else clock.wait_limit(timeout)  # real seconds
@@ -435,7 +441,7 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
     from fuzzer.execute import faults, original, runner
 
     torch.set_num_threads(max(1, threads))
-    if device.startswith("cuda") and not torch.cuda.is_available():
+    if Device(device).is_cuda and not torch.cuda.is_available():
         seen = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
         send_frame(out, UNUSABLE + f"a {device} worker sees no CUDA device "
                    f"(CUDA_VISIBLE_DEVICES={seen})".encode())

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
@@ -64,10 +64,10 @@ def forkable(env: dict[str, str] | None, python: str | None = None) -> bool:
     Only for this interpreter, and only where every import-time variable is the server's."""
     if OFF in os.environ or not hasattr(os, "fork") or python not in (None, sys.executable):
         return False
-    server = os.environ if _server_env is None else _server_env
-    env = os.environ if env is None else env
-    keys = {k for k in {*env, *server} if k.startswith(IMPORT_TIME)} - set(APPLIED_IN_CHILD)
-    return all(env.get(k) == server.get(k) for k in keys)
+    server: Mapping[str, str] = os.environ if _server_env is None else _server_env
+    child: Mapping[str, str] = os.environ if env is None else env
+    keys = {k for k in {*child, *server} if k.startswith(IMPORT_TIME)} - set(APPLIED_IN_CHILD)
+    return all(child.get(k) == server.get(k) for k in keys)
 
 
 def sets_environment(script: str) -> bool:
@@ -140,7 +140,8 @@ def _main_hidden() -> Any:
     again (where a pickled function might live); nothing sent to a child lives there, and a
     user's script run a second time, inside a child, is never what they asked for."""
     main = sys.modules.get("__main__")
-    saved = {k: main.__dict__[k] for k in ("__spec__", "__file__") if main and k in main.__dict__}
+    saved: dict[str, object] = {k: main.__dict__[k] for k in ("__spec__", "__file__")
+                                if main and k in main.__dict__}
     if main is not None:
         main.__spec__ = None
         main.__dict__.pop("__file__", None)

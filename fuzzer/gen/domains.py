@@ -66,9 +66,9 @@ def edge_mask(t: torch.Tensor) -> torch.Tensor:
         return ~torch.isfinite(v) | (a >= info.max * NEAR_MAX) | ((a > 0) & (a < info.tiny))
     if v.is_complex():
         return torch.zeros(t.shape, dtype=torch.bool)
-    info = torch.iinfo(v.dtype)
+    ints = torch.iinfo(v.dtype)
     w = v.long() if v.dtype != torch.uint64 else v
-    return (w >= info.max - 1) | (w <= info.min + 1) if info.min < 0 else w >= info.max - 1
+    return (w >= ints.max - 1) | (w <= ints.min + 1) if ints.min < 0 else w >= ints.max - 1
 
 
 def edge_words(t: torch.Tensor) -> list[str]:

@@ -96,7 +96,7 @@ def _kept(b: Builder, node_id: int | None) -> int | None:
     go with the graph's dead nodes)."""
     if node_id is None or runs_eagerly(b.graph, node_id):
         return node_id
-    b.graph.g.remove_node(node_id)
+    b.graph.remove_node(node_id)
     return None
 
 
@@ -110,7 +110,7 @@ def place(b: Builder, name: str, y: int, same_shape: bool = False) -> int | None
     others = [b.input(node.shape, "x", dtype=node.dtype) for _ in range(spec.arity - 1)]
     made = _kept(b, b.attempt(name, y, *others, **attrs))
     if made is not None and same_shape and b.shape(made) != node.shape:
-        b.graph.g.remove_node(made)
+        b.graph.remove_node(made)
         return None
     return made
 
@@ -144,11 +144,12 @@ LAYER_RANKS = {"bmm": 3, "baddbmm": 3, "addmm": 2, "conv1d": 3, "conv_transpose2
 def _as_rank(b: Builder, y: int, rank: int) -> int | None:
     """``y`` with ``rank`` dims: size-1 dims in front, or, for 2, ``flatten(1)``; None when
     neither gets there. (``rank`` 1 means at least one dim.)"""
-    while y is not None and len(b.shape(y)) < rank:
-        y = b.attempt("unsqueeze", y, dim=0)
-    if y is not None and len(b.shape(y)) > rank > 1:
-        y = b.attempt("flatten", y) if rank == 2 else None
-    return y
+    out: int | None = y
+    while out is not None and len(b.shape(out)) < rank:
+        out = b.attempt("unsqueeze", out, dim=0)
+    if out is not None and len(b.shape(out)) > rank > 1:
+        out = b.attempt("flatten", out) if rank == 2 else None
+    return out
 
 
 def layer_step(b: Builder, y: int) -> int | None:
@@ -157,9 +158,10 @@ def layer_step(b: Builder, y: int) -> int | None:
     repeated to fit), an out-of-place ``index_add``/``scatter_add`` or an ``embedding_bag``
     over ``y`` as its table."""
     kind = b.pick(list(LAYER_RANKS))
-    y = _as_rank(b, y, LAYER_RANKS[kind])
-    if y is None:
+    ranked = _as_rank(b, y, LAYER_RANKS[kind])
+    if ranked is None:
         return None
+    y = ranked
     shape, dtype = b.shape(y), b.graph.node(y).dtype
     width = b.pick([1, 5, 17])
     if kind in ("bmm", "baddbmm"):

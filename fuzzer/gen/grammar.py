@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 
@@ -23,6 +24,7 @@ from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 
 GRAMMARS = ("vision", "attention", "mixed")
+T = TypeVar("T")
 
 
 class Builder:
@@ -43,7 +45,8 @@ class Builder:
                               role=role, **attrs)
 
     def op(self, name: str, *inputs: int, **attrs: object) -> int:
-        return self.graph.add(name, inputs, **attrs)
+        # named, so that no attr is taken for them: an op's shape and dtype are inferred
+        return self.graph.add(name, inputs, shape=None, dtype=None, **attrs)
 
     def attempt(self, name: str, *inputs: int, **attrs: object) -> int | None:
         """``op`` where torch accepts these inputs, else None (and no node is left behind)."""
@@ -51,8 +54,8 @@ class Builder:
         try:
             return self.op(name, *inputs, **attrs)
         except ops.InvalidGraph:
-            if node_id in self.graph.g:
-                self.graph.g.remove_node(node_id)
+            if node_id in self.graph:
+                self.graph.remove_node(node_id)
             return None
 
     def drawn(self, name: str, *inputs: int) -> int | None:
@@ -76,7 +79,7 @@ class Builder:
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
 
-    def pick(self, options: list):
+    def pick(self, options: Sequence[T]) -> T:
         return self.rng.choice(options)
 
     # -------------------------------------------------------- composite layers
@@ -171,7 +174,7 @@ HAZARDS: list[Callable[[Builder, int], int]] = [
 
 # Constants a folded subexpression meets: where ``c - c``, ``c / c`` or ``x * c`` is not what
 # algebra says (``max`` and ``tiny`` are the working dtype's).
-CONSTANTS = (math.inf, -math.inf, math.nan, 0.0, -0.0, 1.0, "max", "tiny")
+CONSTANTS: tuple[float | str, ...] = (math.inf, -math.inf, math.nan, 0.0, -0.0, 1.0, "max", "tiny")
 REWRITES = ("times_zero", "plus_zero", "identity", "self_sub", "self_div", "where_same",
             "cumsum_last", "transpose_twice", "same_cast", "idempotent", "constant",
             "folded_constant")
@@ -191,7 +194,7 @@ def rewrite(b: Builder, x: int) -> int:
     try:
         return _rewrite(b, x, b.pick(list(REWRITES)))
     except ops.InvalidGraph:
-        b.graph.g.remove_nodes_from([n for n in list(b.graph.g) if n >= first])
+        b.graph.remove_nodes([n for n in list(b.graph.node_ids()) if n >= first])
         return x
 
 
@@ -227,7 +230,8 @@ def _rewrite(b: Builder, x: int, kind: str) -> int:
         raise ops.InvalidGraph("constants with inf and NaN are float")
     info = torch.finfo(ops.torch_dtype(node.dtype))
     value = b.pick(list(CONSTANTS))
-    value = {"max": info.max, "tiny": info.tiny}.get(value, value)
+    if isinstance(value, str):  # named: the dtype's own
+        value = {"max": info.max, "tiny": info.tiny}.get(value, value)
     constant = b.op("full_like", x, value=value)
     if kind == "folded_constant":  # computed from constants alone: folded at compile time
         constant = b.op(b.pick(["sub", "div", "mul", "add"]), constant, constant)

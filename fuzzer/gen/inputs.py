@@ -18,7 +18,7 @@ import torch
 from fuzzer.gen import domains
 from fuzzer.gen.strategy import MAGNITUDES
 from fuzzer.ir import ops
-from fuzzer.ir.graph import Graph
+from fuzzer.ir.graph import Graph, Node
 
 Inputs = dict[str, torch.Tensor]
 
@@ -36,7 +36,7 @@ def edges_for(graph: Graph, node_id: int) -> tuple[float, ...]:
         return ()
     info = torch.finfo(dtype)
     found: list[float] = []
-    for user in sorted(graph.g.successors(node_id)):
+    for user in sorted(graph.consumers(node_id)):
         data = graph.node(user)
         spec = ops.REGISTRY.get(data.op)
         if spec is not None and spec.edges is not None and data.inputs[:1] == [node_id]:
@@ -74,7 +74,7 @@ def _unique_indices(shape: tuple[int, ...], bound: int, dim: int,
     return order.narrow(dim, 0, shape[dim]).contiguous()
 
 
-def _weight(node: dict, gen: torch.Generator) -> torch.Tensor:
+def _weight(node: Node, gen: torch.Generator) -> torch.Tensor:
     shape, role = node.shape, node.attrs.get("role", "w")
     if role == "mask":
         mask = torch.rand(shape, generator=gen) < 0.25

@@ -20,8 +20,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-import networkx as nx
-
 from fuzzer.gen import grammar
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
@@ -111,7 +109,7 @@ def rewire(graph: Graph, rng: random.Random) -> bool:
     if not values:
         return False
     a = rng.choice(values)
-    below = nx.descendants(graph.g, a)
+    below = graph.descendants(a)
     partners = [b for b in values if b not in below
                 and graph.node(b).dtype == graph.node(a).dtype
                 and _broadcasts_to(graph.node(b).shape, graph.node(a).shape)]

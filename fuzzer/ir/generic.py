@@ -90,13 +90,14 @@ def _tables() -> tuple[dict[int, str], dict[str, Callable]]:
         module = importlib.import_module(module_name)
         for name in dir(module):
             fn = getattr(module, name, None)
-            if name.startswith("_") or name in DENIED or id(fn) not in overridable:
+            if name.startswith("_") or name in DENIED or fn is None or id(fn) not in overridable:
                 continue
             by_id[id(fn)] = f"{prefix}.{name}"
             by_name[f"{prefix}.{name}"] = fn
     for name in dir(torch.Tensor):
         fn = getattr(torch.Tensor, name, None)
-        if not name.startswith("_") and name not in DENIED and id(fn) in overridable:
+        if not name.startswith("_") and name not in DENIED and fn is not None \
+                and id(fn) in overridable:
             by_name[f"Tensor.{name}"] = fn
     for name in FACTORIES:  # no tensor argument, so torch.overrides does not list them
         by_id[id(getattr(torch, name))] = f"torch.{name}"
@@ -118,14 +119,14 @@ def _tables() -> tuple[dict[int, str], dict[str, Callable]]:
     return by_id, by_name
 
 
-def target_name(fn: Any) -> str | None:
+def target_name(fn: object) -> str | None:
     """``F.gelu`` for the function object F.gelu, ``torch.ops.aten.add.Tensor`` for that
     overload (its packet without the overload); None for anything that is not an allowed op."""
     name = dispatcher_name(fn)
     return name if name is not None else _tables()[0].get(id(fn))
 
 
-def dispatcher_name(fn: Any) -> str | None:
+def dispatcher_name(fn: object) -> str | None:
     """``torch.ops.<namespace>.<op>[.<overload>]`` for a dispatcher operator an allowed
     namespace holds, as the user called it (a packet, or one of its overloads); else None."""
     ops_module = getattr(torch, "_ops", None)
@@ -164,15 +165,15 @@ def method_name(name: str) -> str | None:
     return f"Tensor.{name}" if f"Tensor.{name}" in _tables()[1] else None
 
 
-def resolve(target: str) -> Callable:
-    found = _dispatcher_op(target) if isinstance(target, str) else None
-    if found is not None:
-        return found
-    try:
-        return _tables()[1][target]
-    except (KeyError, TypeError):
-        raise ops.InvalidGraph(f"call target {target!r} is not a tensor op numfuzz may run") \
-            from None
+def resolve(target: object) -> Callable:
+    """The op a call target names; InvalidGraph for anything else (a file's value may be any)."""
+    if isinstance(target, str):
+        found = _dispatcher_op(target)
+        if found is None:
+            found = _tables()[1].get(target)
+        if found is not None:
+            return found
+    raise ops.InvalidGraph(f"call target {target!r} is not a tensor op numfuzz may run")
 
 
 # ---------------------------------------------------------------- values: source and objects
@@ -184,7 +185,7 @@ def _tag(value: dict) -> tuple[str, Any]:
     return next(iter(value.items()))
 
 
-def source(value: Any, args: list[str], index: bool = False) -> str:
+def source(value: object, args: list[str], index: bool = False) -> str:
     """Python source for an encoded argument; ``index`` renders slices as ``a:b`` (in ``[]``)."""
     if isinstance(value, dict):
         tag, v = _tag(value)
@@ -213,7 +214,7 @@ def source(value: Any, args: list[str], index: bool = False) -> str:
     raise ops.InvalidGraph(f"call argument {value!r} is not plain data")
 
 
-def _named(tag: str, name: Any) -> Any:
+def _named(tag: str, name: object) -> torch.dtype | torch.memory_format:
     kind = torch.dtype if tag == "dtype" else torch.memory_format
     value = getattr(torch, str(name), None)
     if not isinstance(value, kind):
@@ -221,7 +222,7 @@ def _named(tag: str, name: Any) -> Any:
     return value
 
 
-def build(value: Any, tensors: list[torch.Tensor]) -> Any:
+def build(value: object, tensors: list[torch.Tensor]) -> Any:
     """The Python object an encoded argument stands for (used on meta tensors to infer)."""
     if isinstance(value, dict):
         tag, v = _tag(value)
@@ -303,7 +304,7 @@ def check_attrs(attrs: dict) -> None:
         raise ops.InvalidGraph("a call's alias and mutates must be input positions")
 
 
-def _check_value(value: Any) -> None:
+def _check_value(value: object) -> None:
     if isinstance(value, dict):
         tag, v = _tag(value)
         if tag in ("in", "device_of") and (type(v) is not int or v < 0):
@@ -355,7 +356,7 @@ def is_int_cast(attrs: dict) -> bool:
 
 def casts_dtype(attrs: dict) -> bool:
     """Whether a call names a dtype (a cast the minimizer must not widen away)."""
-    def walk(v: Any) -> bool:
+    def walk(v: object) -> bool:
         if isinstance(v, dict):
             return "dtype" in v or any(walk(x) for x in v.values())
         if isinstance(v, (list, tuple)):

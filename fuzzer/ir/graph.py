@@ -20,6 +20,8 @@ import networkx as nx
 from fuzzer.ir import ops
 
 IR_VERSION = 1
+# ``State.of``'s cache on a graph: (the key, the state, a stateless graph's order)
+StateCache = tuple[tuple[object, ...], "State | None", list[int] | None]
 
 
 @dataclass
@@ -55,12 +57,12 @@ class Graph:
         self.g = nx.DiGraph()
         self.outputs: list[int] = []
         self._next_id = 0
-        self._state: tuple | None = None  # State.of's cache
+        self._state: StateCache | None = None  # State.of's cache
 
     # ------------------------------------------------------------ building
 
     def add(self, op: str, inputs: Iterable[int] = (), shape: tuple[int, ...] | None = None,
-            dtype: str | None = None, **attrs: Any) -> int:
+            dtype: str | None = None, **attrs: object) -> int:
         """Append a node, inferring its shape and dtype from its spec (inputs give theirs)."""
         node_id = self._next_id
         self._next_id += 1
@@ -112,6 +114,7 @@ class Graph:
         state = State.of(self)
         if state is not None:
             return list(state.order)
+        assert self._state is not None  # State.of left its cache
         key, _, plain = self._state
         if plain is None:
             plain = list(nx.lexicographical_topological_sort(self.g))
@@ -126,6 +129,25 @@ class Graph:
 
     def consumers(self, node_id: int) -> list[int]:
         return sorted(self.g.successors(node_id))
+
+    def producers(self, node_id: int) -> list[int]:
+        """The nodes ``node_id`` reads (its data edges in), each once."""
+        return sorted(self.g.predecessors(node_id))
+
+    def ancestors(self, node_id: int) -> set[int]:
+        """Every node ``node_id``'s value depends on (itself not included)."""
+        return set(nx.ancestors(self.g, node_id))
+
+    def descendants(self, node_id: int) -> set[int]:
+        """Every node whose value depends on ``node_id``'s (itself not included)."""
+        return set(nx.descendants(self.g, node_id))
+
+    def node_ids(self) -> list[int]:
+        """Every node id, inputs included, in no particular order."""
+        return list(self.g)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.g
 
     def var(self, node_id: int) -> str:
         """The Python name of a node's value: ``x3`` for activations, ``p3`` for parameters and
@@ -162,6 +184,13 @@ class Graph:
     def copy(self) -> Graph:
         return Graph.from_dict(self.to_dict())
 
+    def remove_node(self, node_id: int) -> None:
+        """Drop a node (the caller rewires or drops what read it)."""
+        self.g.remove_node(node_id)
+
+    def remove_nodes(self, node_ids: Iterable[int]) -> None:
+        self.g.remove_nodes_from(list(node_ids))
+
     def replace_uses(self, old: int, new: int, users: Iterable[int] | None = None) -> None:
         """Make every consumer (and output slot) of ``old`` read ``new`` instead; with ``users``,
         only those consumers (a node spliced in after ``old`` keeps reading it)."""
@@ -196,8 +225,9 @@ class Graph:
                 continue
             state = State.of(self)
             chain = state.chains.get(root, []) if state is not None else []
-            newer = [w for w in chain if w in state.ancestors[node_id]] if chain else []
-            if newer and newer[-1] != state.version(view):
+            newer = [w for w in chain if w in state.ancestors[node_id]] \
+                if state is not None and chain else []
+            if state is not None and newer and newer[-1] != state.version(view):
                 node.inputs = [view, newer[-1]]
                 self.g.remove_edge(after, node_id)
                 self.g.add_edge(newer[-1], node_id)
@@ -249,7 +279,7 @@ class Graph:
         came after it, ``reread(node_id, last write)`` (added: the old alias read again)."""
         state = State.of(self)
         chain = state.chains.get(state.root[node_id], []) if state is not None else []
-        if not chain or state.version(node_id) == chain[-1]:
+        if state is None or not chain or state.version(node_id) == chain[-1]:
             return node_id
         return self.add("reread", [node_id, chain[-1]])
 
@@ -395,7 +425,7 @@ class State:
             data = self.graph.node(node)
             renews = not data.is_input and ops.spec(data.op).renews
             for position, src in enumerate(data.inputs):
-                chain = self.chains.get(self.root[src])
+                chain = self.chains.get(self.root[src], [])
                 if not chain or (renews and position == 0):  # an old alias, read again
                     continue
                 seen = [w for w in chain if w in self.ancestors[node]]
@@ -403,7 +433,7 @@ class State:
                     raise ops.InvalidGraph(f"node {node} reads node {src} as it was before write "
                                            f"{seen[-1]}, which it also depends on")
         for out in self.graph.outputs:
-            chain = self.chains.get(self.root[out])
+            chain = self.chains.get(self.root[out], [])
             if chain and self.version(out) != chain[-1]:
                 raise ops.InvalidGraph(f"output {out} is not the last version of its storage "
                                        f"(write {chain[-1]} comes after it)")
@@ -502,7 +532,7 @@ def readable_chain(graph: Graph, limit: int = 8) -> str:
     return " → ".join(names)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """Attrs as JSON-able values: tuples become lists (restored by ``_tuples``)."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -513,7 +543,7 @@ def _plain(value: Any) -> Any:
     raise ops.InvalidGraph(f"attribute value {value!r} is not plain data")
 
 
-def _tuples(value: Any) -> Any:
+def _tuples(value: object) -> Any:
     if isinstance(value, dict):
         return {k: _tuples(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -13,8 +13,6 @@ import linecache
 import re
 from collections.abc import Callable
 
-import networkx as nx
-
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph, State
 
@@ -180,9 +178,9 @@ def expression(graph: Graph, node: int, names: dict[int, str] | None = None,
     each use (``add(v, v)`` forty deep is 2**40 characters)."""
     names = names or {}
     done: dict[int, str] = {}
-    if node not in graph.g:
+    if node not in graph:
         raise KeyError(node)
-    needed = nx.ancestors(graph.g, node) | {node}
+    needed = graph.ancestors(node) | {node}
     for n in (n for n in graph.order() if n in needed):
         data = graph.node(n)
         if data.is_input:

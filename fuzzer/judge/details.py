@@ -26,9 +26,10 @@ from typing import Any, TypeVar
 Value = bool | int | float | None  # an element's code or value (None: not recorded)
 
 T = TypeVar("T")
+D = TypeVar("D")
 
 
-def given(value: T | None, default: Any) -> T | Any:
+def given(value: T | None, default: D) -> T | D:
     """``value``, or ``default`` where the record does not hold it (None)."""
     return default if value is None else value
 
@@ -47,7 +48,7 @@ class Agrees:
                                   ("neither", self.neither)) if v is not None}
 
     @classmethod
-    def from_dict(cls, data: Any) -> Agrees:
+    def from_dict(cls, data: object) -> Agrees:
         data = _record(data, "fp64_agrees")
         return cls(*(_integer(data, k, "fp64_agrees") for k in ("eager", "compiled", "neither")))
 
@@ -85,7 +86,7 @@ class Element:
     fp64_index: int | None = None
 
     def to_dict(self) -> dict:
-        data: dict[str, Any] = {"index": list(self.index), "eager": self.eager,
+        data: dict[str, object] = {"index": list(self.index), "eager": self.eager,
                                 "compiled": self.compiled, "fp64": self.fp64}
         for name in ("regresses", "strong", "stable"):
             if getattr(self, name) is not None:
@@ -98,27 +99,23 @@ class Element:
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> Element:
+    def from_dict(cls, data: object) -> Element:
         data = _record(data, "elements")
         index = data.get("index")
         if not isinstance(index, list) or not all(_is_integer(i) for i in index):
             raise TypeError("malformed verdict details: an element's index must be a list of "
                             "integers")
-        values = {}
-        for name in ("eager", "compiled", "fp64"):
-            value = data.get(name)
-            if value is not None and not isinstance(value, (int, float)):  # bool is an int
-                raise TypeError(f"malformed verdict details: an element's {name} must be a "
-                                "number")
-            values[name] = value
-        for name in ("regresses", "strong", "stable"):
-            values[name] = _flag(data, name)
-        for name in ("eager_index", "compiled_index", "fp64_index"):
-            values[name] = _integer(data, name, "an element's")
+        eager, compiled, fp64 = (_value(data, k) for k in ("eager", "compiled", "fp64"))
+        regresses, strong, stable = (_flag(data, k) for k in ("regresses", "strong", "stable"))
+        eager_index, compiled_index, fp64_index = (
+            _integer(data, k, "an element's")
+            for k in ("eager_index", "compiled_index", "fp64_index"))
         measured = any(k in data for k in Distance.KEYS)
         distance = Distance(*(_number(data, k, "an element's") for k in Distance.KEYS)) \
             if measured else None
-        return cls(list(index), distance=distance, **values)
+        return cls(list(index), eager, compiled, fp64, regresses=regresses, strong=strong,
+                   stable=stable, distance=distance, eager_index=eager_index,
+                   compiled_index=compiled_index, fp64_index=fp64_index)
 
 
 @dataclass
@@ -164,7 +161,7 @@ class Details:
         Where a head measured the elements, the span of their distances is recorded even where
         float64 was not finite (None), as the judge writes it."""
         measured = any(e.distance is not None for e in self.elements)
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         for name in self.ORDER:
             value = getattr(self, name)
             if name == "elements":
@@ -178,7 +175,7 @@ class Details:
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> Details:
+    def from_dict(cls, data: object) -> Details:
         """The record in plain data, checked field by field (TypeError on one that does not hold
         what the judge writes there); unknown keys are dropped (the module's docstring)."""
         data = _record(data, "details")
@@ -201,13 +198,13 @@ class Details:
         return cls(**values)
 
 
-def _record(data: Any, what: str) -> dict:
+def _record(data: object, what: str) -> dict:
     if not isinstance(data, dict):
         raise TypeError(f"malformed verdict details: {what} must be a dict")
     return data
 
 
-def _is_integer(value: Any) -> bool:
+def _is_integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -224,6 +221,14 @@ def _number(data: dict, name: str, whose: str = "") -> int | float | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise TypeError(f"malformed verdict details: {whose + ' ' if whose else ''}{name} must "
                         "be a number")
+    return value
+
+
+def _value(data: dict, name: str) -> Value:
+    """An element's code or value: a number (bool is an int), or None."""
+    value = data.get(name)
+    if value is not None and not isinstance(value, (int, float)):
+        raise TypeError(f"malformed verdict details: an element's {name} must be a number")
     return value
 
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 
 from fuzzer.ir.ops import FLOAT_DTYPES
 from fuzzer.judge.kinds import FLIPS, RAISED, Kind
-from fuzzer.judge.oracle import OutputVerdict, Verdict
+from fuzzer.judge.verdict import OutputVerdict, Verdict
 
 FLOAT_KINDS = (Kind.NONFINITE, Kind.HIDDEN_NONFINITE, Kind.ACCURACY,  # judged on float outputs
                Kind.SIGNED_ZERO)

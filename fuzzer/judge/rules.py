@@ -59,6 +59,8 @@ functions verbatim (``embedded_source``), so a repro judges exactly as numfuzz d
 only: a repro must run with nothing but torch installed.
 """
 
+from collections.abc import Callable, Sequence  # local annotations only: a repro needs neither
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -150,7 +152,7 @@ class Module(torch.nn.Module):
 def packed(kinds, values):
     """The parameters of each flat group (``param:<group>``) as views into one buffer of their
     dtype, packed in input order, holding ``values``' values: {position: view}."""
-    groups = {}
+    groups: dict[str, list[int]] = {}
     for i, kind in enumerate(kinds):
         if kind.startswith("param:"):
             groups.setdefault(kind, []).append(i)
@@ -175,7 +177,7 @@ def module_program(fn, kinds, written=(), compile=None):
     copied into its parameters and buffers (each run starts from the values given); it runs
     under ``no_grad`` (an inference, which freezing needs); after it the buffers at positions
     ``written`` are copied back into the given tensors, where ``call`` reads what a run left."""
-    built = {}
+    built: dict[str, Callable[..., object]] = {}
 
     def program(*inputs):
         with torch.no_grad():
@@ -304,7 +306,8 @@ class Deployed:
             for name, buffer in self.holder.named_buffers():
                 if name in buffers:
                     buffer.copy_(buffers[name])
-        elif hasattr(self.holder, "load_constants"):  # a package's buffers it may write
+        elif self.holder is not None and hasattr(self.holder, "load_constants"):
+            # a package's buffers it may write
             names = [n for n in self.holder.get_constant_fqns() if n in buffers]
             if names:
                 self.holder.load_constants({n: buffers[n] for n in names},
@@ -373,7 +376,7 @@ def forward_backward(fn, inputs, written=()):
     wrt = [t for t in leaves if t.requires_grad]  # before the call: a write may make one so
     outputs = list(fn(*leaves))
     reached = [o for o in outputs if o.requires_grad]
-    grads = [None] * len(wrt)
+    grads: Sequence[torch.Tensor | None] = [None] * len(wrt)
     if reached and wrt:
         grads = torch.autograd.grad(reached, wrt, [torch.ones_like(o) for o in reached],
                                     allow_unused=True)

@@ -31,17 +31,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final, Literal
 
-import networkx as nx
 import torch
 
 from fuzzer.ir import generic, ops
-from fuzzer.ir.graph import Graph, canonical_order
+from fuzzer.ir.graph import Graph, Node, canonical_order
 from fuzzer.judge import oracle, rules
 from fuzzer.judge.details import Details
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 
-EXACT = "exact"  # evidence_source: a code computed without floats
+EXACT: Final = "exact"  # evidence_source: a code computed without floats
 
 
 def heads(graph: Graph, fp64: dict[int, torch.Tensor], eager: dict[int, torch.Tensor],
@@ -76,7 +76,7 @@ def heads(graph: Graph, fp64: dict[int, torch.Tensor], eager: dict[int, torch.Te
 def upstream_steps(graph: Graph, at: int) -> list[int]:
     """The float steps further up than the measuring point ``at`` (see ``evidence_source``), in
     canonical order: their jumps reach the head through ops the evidence cannot follow."""
-    above = set().union(*(nx.ancestors(graph.g, i) | {i} for i in graph.node(at).inputs))
+    above = set().union(*(graph.ancestors(i) | {i} for i in graph.node(at).inputs))
     return [n for n in canonical_order(graph) if n in above and step_of(graph, n) is not None]
 
 
@@ -131,7 +131,8 @@ def working_dtype(graph: Graph, node: int) -> torch.dtype:
     return ops.torch_dtype(own)
 
 
-def evidence_source(graph: Graph, out: int) -> tuple[int, ops.Boundary] | str | None:
+def evidence_source(graph: Graph, out: int
+                    ) -> tuple[int, ops.Boundary] | Literal["exact"] | None:
     """Where a discrete output's evidence is measured: ``EXACT`` when no float feeds it (integer
     arithmetic has no rounding noise); else the node whose first input is measured and the
     discontinuity there: the head's own, or, when a one-input head reads a float step
@@ -181,7 +182,7 @@ def float_upstream(graph: Graph, node: int) -> bool:
         if not data.is_input and ops.spec(data.op).bits and not graph.rounded(data.inputs[0]):
             todo += data.inputs[1:]  # the source's bits are exact: only the other inputs feed
             continue
-        todo += list(graph.g.predecessors(at))
+        todo += list(graph.producers(at))
     return False
 
 
@@ -199,7 +200,7 @@ def ordinal(graph: Graph) -> list[bool]:
             for o in graph.outputs]
 
 
-def boundary_of(graph: Graph, node: dict) -> ops.Boundary | None:
+def boundary_of(graph: Graph, node: Node) -> ops.Boundary | None:
     """The discontinuity of an output node's head, if it is a discrete head numfuzz knows."""
     spec = ops.REGISTRY.get(node.op)
     if node.op == "call" and generic.is_int_cast(node.attrs) and node.inputs \
@@ -234,14 +235,14 @@ def undefined_elements(graph: Graph,
     return result
 
 
-def is_index_output(node: dict) -> bool:
+def is_index_output(node: Node) -> bool:
     """Does the output hold int64 indices into its op's first input (argmax, sort's indices,
     max_pool2d's)? A registry op says so (``OpSpec.selects``); a captured call does where an
     entry capturing its target does, for the same element of its tuple."""
     return _selects(node)[0]
 
 
-def _selects(node: dict) -> tuple[bool, ops.Selects | None, dict | None]:
+def _selects(node: Node) -> tuple[bool, ops.Selects | None, dict | None]:
     """Whether ``node`` is an index output, and the rule and attrs that judge it: a registry
     op's own; for a captured call, those of the entry capturing its target whose ``lift``
     reads the call's arguments (None where none does: then it cannot be judged)."""
@@ -297,7 +298,7 @@ def selections(graph: Graph, fp64: dict) -> list[Selection | None]:
         node = graph.node(out)
         _, rule, attrs = _selects(node)
         source = node.inputs[0] if node.inputs else None
-        if rule is None or source not in fp64 or out not in fp64:
+        if rule is None or source is None or source not in fp64 or out not in fp64:
             result.append(None)
             continue
         result.append(Selection(out, source, rule, attrs or {},
@@ -404,17 +405,19 @@ def zero_signs_defined(graph: Graph, key: int | tuple,
     -0.0 and +0.0, where eager and compiled may both be right)."""
     ends = [w for w in graph.op_ids() if key[1] in graph.writes(w)] \
         if isinstance(key, tuple) else [key]
-    upstream = set(ends).union(*(nx.ancestors(graph.g, n) for n in ends)) if ends else set()
+    upstream = set(ends).union(*(graph.ancestors(n) for n in ends)) if ends else set()
     if not all(ops.spec(graph.node(n).op).signs_zero for n in upstream
                if not graph.node(n).is_input):
         return False
-    defined = True
-    for node_id in (n for n in upstream if fp64 is not None and not graph.node(n).is_input):
+    defined: bool | torch.Tensor = True
+    if fp64 is None:  # no values: no op's own answer to ask
+        return defined
+    for node_id in (n for n in upstream if not graph.node(n).is_input):
         unsigned = _unsigned(graph, node_id, fp64)
         if unsigned is None:
             continue
         shape = graph.node(key[1] if isinstance(key, tuple) else key).shape
-        between = nx.descendants(graph.g, node_id) & upstream
+        between = graph.descendants(node_id) & upstream
         if tuple(graph.node(node_id).shape) != tuple(shape) or any(
                 ops.spec(graph.node(n).op).category not in ("elementwise", "binary")
                 for n in between):
@@ -429,10 +432,11 @@ def _unsigned(graph: Graph, node_id: int, fp64: dict) -> torch.Tensor | None:
     node = graph.node(node_id)
     rule = ops.spec(node.op).unsigned
     values = [fp64.get(i) for i in (*node.inputs, node_id)]
-    if rule is None or not all(isinstance(v, torch.Tensor) for v in values):
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    if rule is None or len(tensors) != len(values):
         return None
-    mask = rule([v.cpu() for v in values[:-1]], [graph.node(i).is_input for i in node.inputs],
-                values[-1].cpu(), node.attrs)
+    mask = rule([v.cpu() for v in tensors[:-1]], [graph.node(i).is_input for i in node.inputs],
+                tensors[-1].cpu(), node.attrs)
     return torch.broadcast_to(mask, node.shape) if bool(mask.any()) else None
 
 
@@ -456,10 +460,11 @@ def kinds(graph: Graph) -> list[str]:
     ``state`` attr), else ``x`` (an argument); empty where no input is module state. A
     parameter packed into a flat buffer with others of its dtype (its ``flat`` group, an int)
     is ``param:<group>`` (``rules.Module`` builds the buffer)."""
-    found = []
+    found: list[str] = []
     for n in graph.input_ids():
         attrs = graph.node(n).attrs
-        kind = attrs.get("state") if attrs.get("state") in STATE_KINDS else "x"
+        state = attrs.get("state")
+        kind = state if isinstance(state, str) and state in STATE_KINDS else "x"
         group = attrs.get("flat")
         if kind == "param" and type(group) is int and 0 <= group < 16:
             kind = f"param:{group}"
@@ -482,7 +487,7 @@ def strict_promised(graph: Graph, key: int | tuple) -> bool:
         return False  # state a program leaves: its writes are not in the promise
     if graph.node(key).dtype not in ops.FLOAT_DTYPES:
         return False
-    upstream = nx.ancestors(graph.g, key) | {key}
+    upstream = graph.ancestors(key) | {key}
     return all(ops.spec(graph.node(n).op).strict or ops.spec(graph.node(n).op).category ==
                "layout" for n in upstream if not graph.node(n).is_input)
 

@@ -23,7 +23,7 @@ from fuzzer import clock
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.execute.pool import TaskRunner
 from fuzzer.judge.key import focus, same_divergence
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.shrinker import BudgetExhausted, PassStats, Shrinker
 from fuzzer.reduce.size import elements
 
@@ -63,6 +63,12 @@ class MinimizeResult:
             ("slips saved", "", str(len(self.slips))),
             ("fixpoint", "", "reached" if self.fixpoint else f"not reached ({self.stopped})"),
         ]
+
+    @property
+    def verdict(self) -> Verdict:
+        """The minimized case's verdict (``minimize`` always sets it)."""
+        assert self.case.verdict is not None, "minimize sets the minimized case's verdict"
+        return self.case.verdict
 
     def pass_lines(self) -> list[str]:
         """Calls and adoptions per pass, for ``minimize.log``."""
@@ -139,6 +145,7 @@ def check_reproduces(oracle: Oracle, case: Case, k: int) -> None:
 def reliability(case: Case, runner: TaskRunner, k: int = 3) -> tuple[int, int]:
     """How many of k fresh runs show the case's divergence: what a draft reports, measured
     for a case minimized elsewhere (a case file from another night, or kept in the repo)."""
+    assert case.verdict is not None  # a minimized case records the divergence it shows
     oracle = Oracle(case.verdict, runner)
     return sum(oracle.matches(v) for v in oracle.reproduce(case, k)), k
 
@@ -165,6 +172,8 @@ def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX
     final = canonical(shrinker.best)
     verdicts = oracle.reproduce(final, k)
     renamed_target = final.verdict  # the best's, its nodes renamed: the target in final's ids
+    # the best is the case (checked above) or a candidate the oracle gave a verdict
+    assert renamed_target is not None
     agreeing = [focus(renamed_target, v) for v in verdicts if same_divergence(renamed_target, v)]
     final.verdict = agreeing[0] if agreeing else verdicts[0]
     final.origin = {**case.origin, "minimized_from": case.digest()[:12],

@@ -22,13 +22,17 @@ import torch
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.corpus.files import atomic_write
+from fuzzer.device import Device
 from fuzzer.execute import memcheck
 from fuzzer.execute.flags import SDPA_BACKENDS
 from fuzzer.ir import render
+from fuzzer.ir.graph import Graph
+from fuzzer.ir.ops import Boundary
 from fuzzer.judge import rules, semantics
 from fuzzer.judge.details import Details
 from fuzzer.judge.key import DivergenceKey
-from fuzzer.judge.oracle import TOLERANCE, Verdict
+from fuzzer.judge.oracle import TOLERANCE
+from fuzzer.judge.verdict import Verdict
 
 INLINE_LIMIT = 256  # input elements written into the file; more go to inputs.pt
 TIMEOUT = 300  # seconds before a timeout case counts as reproduced (the workers' default)
@@ -352,7 +356,7 @@ def repro_source(case: Case, out_dir: Path) -> str:
         f"SIGNLESS = {_signless(signs)!r}  # flat indices whose zero sign it does not "
         "(a copysign of a NaN that arithmetic made)\n"
         f"SELECT = {select!r}  # an index output: what judges it\n"
-        f"NAMES_OF = {{{', '.join(f'{n}: {case.graph.var(n)!r}' for n in case.graph.g)}}}\n"
+        f"NAMES_OF = {_names_of(case)}\n"
         f"COMPILE = {surface.compile_kwargs()!r}\n"
         f"PATH = {surface.path!r}  # torch.compile, or a deployment path (export, aoti)\n"
         f"GROWN = {_grown(case)!r}  # the batch's inputs (automatic dynamic, batch_invariant)\n"
@@ -383,7 +387,7 @@ def _flags_source(case: Case) -> str:
     flags = case.recipe.flags
     if flags is None:
         return "    # torch.backends flags: not recorded for this case (torch's defaults then)\n"
-    if flags.is_default and not case.device.startswith("cuda"):
+    if flags.is_default and not Device(case.device).is_cuda:
         return ""
     return "    # the torch.backends flags numfuzz ran it under (TF32, reduced precision)\n" + \
         "".join(f"    {line}\n" for line in flags.source_lines())
@@ -429,6 +433,12 @@ def _kinds(case: Case) -> list[str]:
 def _written(case: Case) -> list[int]:
     inputs = case.graph.input_ids()
     return [inputs.index(n) for n in case.graph.written_inputs()]
+
+
+def _names_of(case: Case) -> str:
+    """Every node's Python name, as a dict literal keyed by node id."""
+    graph = case.graph
+    return "{" + ", ".join(f"{n}: {graph.var(n)!r}" for n in graph.node_ids()) + "}"
 
 
 def _node(case: Case, output: int) -> int | tuple | None:
@@ -508,13 +518,13 @@ def _head(case: Case, output: int) -> dict | str | None:
     if output >= len(case.graph.outputs):
         return None
     source = semantics.evidence_source(case.graph, case.graph.outputs[output])
-    if source is None or source == semantics.EXACT:
+    if not isinstance(source, tuple):  # None, or semantics.EXACT (its one str)
         return source
     graph = case.graph
     node = graph.node(source[0])
     upstream = [{"input": graph.node(n).inputs[0], "attrs": dict(graph.node(n).attrs),
                  "working": graph.node(graph.node(n).inputs[0]).dtype,
-                 "boundary": semantics.step_of(graph, n).__name__}
+                 "boundary": _step(graph, n).__name__}
                 for n in semantics.upstream_steps(graph, source[0])]
     return {"inputs": list(node.inputs), "attrs": dict(node.attrs),
             "working": graph.node(node.inputs[0]).dtype, "upstream": upstream}
@@ -530,13 +540,20 @@ def _head_source(case: Case, output: int) -> list[str]:
     if not isinstance(source, tuple):
         return []
     boundary = source[1]
-    steps = [semantics.step_of(graph, n) for n in semantics.upstream_steps(graph, source[0])]
+    steps = [_step(graph, n) for n in semantics.upstream_steps(graph, source[0])]
     functions = list(dict.fromkeys([boundary, *steps]))
     table = ", ".join(f"{f.__name__!r}: {f.__name__}" for f in functions)
     return [render.render_trace_function(graph),
             "# The discontinuities numfuzz measured at (fuzzer/ir/ops/boundaries.py), verbatim.\n"
             + "\n\n\n".join(inspect.getsource(f).rstrip() for f in functions)
             + f"\n\n\nBOUNDARY = {boundary.__name__}\nBOUNDARIES = {{{table}}}"]
+
+
+def _step(graph: Graph, node: int) -> Boundary:
+    """The jump of a step ``semantics.upstream_steps`` named (it names only nodes with one)."""
+    step = semantics.step_of(graph, node)
+    assert step is not None
+    return step
 
 
 def _float64_values(case: Case) -> dict:

@@ -21,7 +21,6 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-import networkx as nx
 import torch
 
 from fuzzer import clock
@@ -31,7 +30,7 @@ from fuzzer.ir import generic, ops, render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import rules
 from fuzzer.judge.key import moved, shows_on
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.size import elements, size_key
 
 STALL = 200  # calls in a row without an adoption before the shrinker gives up
@@ -181,13 +180,14 @@ class Shrinker:
         overflows to NaN, then an add): make an earlier node the output where it shows the same
         kind of divergence. Tried smallest subgraph first; the first that shows it is kept."""
         graph, target = self.best.graph, self.target
-        if target is None or target.node not in graph.g or _is_gradient(target):
+        if target is None or target.node is None or target.node not in graph \
+                or _is_gradient(target):
             return False
         kind = target.diverging.kind if target.diverging is not None else target.kind
-        earlier = [n for n in nx.ancestors(graph.g, target.node)
+        earlier = [n for n in graph.ancestors(target.node)
                    if not graph.node(n).is_input and n not in graph.outputs
                    and shows_on(kind, graph.node(n).dtype)]
-        earlier.sort(key=lambda n: (len(nx.ancestors(graph.g, n)), n))
+        earlier.sort(key=lambda n: (len(graph.ancestors(n)), n))
         for n in earlier:
             moved_graph = graph.copy()
             moved_graph.outputs = [n if o == target.node else o for o in graph.outputs]
@@ -217,7 +217,7 @@ class Shrinker:
         graph = self.best.graph.copy()
         inputs = dict(self.best.inputs)
         for n in nodes:
-            if n not in graph.g:
+            if n not in graph:
                 continue
             node = graph.node(n)
             new = graph.add("input", [], shape=node.shape, dtype=node.dtype, role="x")
@@ -238,10 +238,10 @@ class Shrinker:
     def _without_writes(self, nodes: list[int]) -> Case | None:
         graph = self.best.graph.copy()
         for n in nodes:
-            if n in graph.g:
+            if n in graph:
                 node = graph.node(n)
                 graph.replace_uses(n, node.inputs[ops.alias_of(node.op, node.attrs) or 0])
-                graph.g.remove_node(n)
+                graph.remove_node(n)
         return derive(self.best, graph, self.best.inputs)
 
     def unpass_views(self) -> bool:
@@ -282,7 +282,7 @@ class Shrinker:
     def _bypass(self, nodes: list[int]) -> Case | None:
         graph = self.best.graph.copy()
         for n in nodes:
-            if n in graph.g:
+            if n in graph:
                 src = self._bypass_source(graph, n)
                 if src is not None:
                     graph.replace_uses(n, src)
@@ -295,7 +295,7 @@ class Shrinker:
         vectorized loop and its scalar tail may compute differently.
         """
         graph = self.best.graph
-        if self.target is None or self.target.node not in graph.g:
+        if self.target is None or self.target.node is None or self.target.node not in graph:
             return False
         target = graph.node(self.target.node)
         if not all(ops.spec(graph.node(n).op).elementwise for n in graph.op_ids()):
@@ -398,7 +398,7 @@ class Shrinker:
         """Constants like 12345.678 distract the reader: try round numbers that still diverge."""
         progress = False
         for n in self.best.graph.op_ids():
-            node = self.best.graph.node(n) if n in self.best.graph.g else None
+            node = self.best.graph.node(n) if n in self.best.graph else None
             if node is None:
                 continue
             for key, value in node.attrs.items():
@@ -464,7 +464,7 @@ class Shrinker:
                 part = items[i:i + chunk]
                 if self.consider(make(part)):
                     progress = changed = True
-                    live = set(self.best.graph.g)
+                    live = set(self.best.graph.node_ids())
                     items = [n for n in items if n in live and n not in part]
                 else:
                     i += chunk

@@ -26,12 +26,13 @@ import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
+from fuzzer.device import Device
 from fuzzer.execute.pool import TaskRunner
 from fuzzer.ir import render
 from fuzzer.judge import semantics
 from fuzzer.judge.key import focus, same_divergence
 from fuzzer.judge.kinds import HEAP_ABORTS, RAISED, Kind, memory_class
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.repro import laid_out, tensor_expression
 
 LITERAL_LIMIT = 8  # elements of one input written as literals; more: an expression or a file
@@ -104,8 +105,8 @@ def seeded_forms(t: torch.Tensor) -> Iterator[str]:
         return
     finite = t[torch.isfinite(t)] if t.is_floating_point() else t
     if not t.is_floating_point():
-        lo, hi = (int(finite.min()), int(finite.max())) if finite.numel() else (0, 1)
-        yield f"torch.randint({lo}, {hi + 1}, ({shape},)){cast}"
+        least, most = (int(finite.min()), int(finite.max())) if finite.numel() else (0, 1)
+        yield f"torch.randint({least}, {most + 1}, ({shape},)){cast}"
         return
     if finite.numel() == 0:
         return
@@ -206,6 +207,7 @@ def _module_run(case: Case, names: list[str], kinds: list[str], written: list[in
              f"m = Model({', '.join(f'{n}.clone()' for n in state)})",
              f"c = Model({', '.join(f'{n}.clone()' for n in state)})"]
     surface = case.recipe.surface
+    holder: str | None  # None: an AOTInductor package keeps its buffers inside
     compiled, holder = f"torch.compile({', '.join(['c', *backend])})", "c"
     if surface.deployed:
         lines += _deployment_lines(surface.path, "c", args)
@@ -317,7 +319,7 @@ def _backend(case: Case) -> list[str]:
 
 def _input_lines(case: Case, names: list[str], forms: dict[str, str],
                  inputs_file: str | None) -> list[str]:
-    device = "" if case.device == "cpu" else f".to({case.device!r})"
+    device = "" if Device(case.device).is_cpu else f".to({case.device!r})"
     if inputs_file is not None:
         return [f"{', '.join(names)}, = [t{device} for t in torch.load({inputs_file!r})]"
                 f"  # the file beside this report"]
@@ -492,10 +494,10 @@ def _checked(case: Case, forms: dict[str, str], names: dict[str, str],
         return None
     candidate = replace(case, inputs=inputs, verdict=None)
     verdict = run(candidate.task()).verdict
-    if not same_divergence(case.verdict, verdict):
+    target = case.verdict
+    if target is None or not same_divergence(target, verdict):  # no divergence to show
         return None
     # A memory-unsafe kernel may abort in glibc one run and segfault the next: what the case
     # recorded says what it is; the values do not matter.
-    candidate.verdict = case.verdict if verdict.kind == Kind.MEMORY else \
-        focus(case.verdict, verdict)
+    candidate.verdict = target if verdict.kind == Kind.MEMORY else focus(target, verdict)
     return candidate

@@ -1,6 +1,6 @@
-"""Stage 10, reporting: the findings store (``store``), issue drafts (``draft``), the nightly job
-(``nightly``) in its parts: night state and settings (``night``), the per-finding pipeline
-(``pipeline``), recheck (``recheck``), SUMMARY.md (``summary``), a cause upstream: its issue,
-the comment once fixed, likely duplicates (``upstream``), and xfail regression tests
-(``export``). May import every earlier stage.
+"""Stage 10, reporting: what a finding becomes for a person. The findings store (``store``), the
+order causes are worked on and shown in (``ranking``), issue drafts built from typed values
+(``draft``), the environment a draft reports (``environment``), a cause upstream: its issue, the
+comment once fixed, likely duplicates (``upstream``), and xfail regression tests (``export``).
+May import every earlier stage.
 """

@@ -39,7 +39,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fuzzer.errors import StoreError
 
@@ -266,7 +266,7 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")  # take the write lock now, or wait for it
             return self.db
 
-        def __exit__(self, exc_type: Any, *rest: object) -> None:
+        def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
             self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
     def transaction(self) -> Store._Tx:
@@ -323,7 +323,7 @@ class Store:
                    "WHERE signature = ?", (seen, f.signature))
         return False
 
-    def update(self, signature: str, **values: Any) -> None:
+    def update(self, signature: str, **values: object) -> None:
         """Set columns of one row (paths, attribution, title …)."""
         allowed = {"case_path", "repro_path", "draft_path", "attribution", "title", "summary",
                    "distance_ulps", "output"}
@@ -494,5 +494,3 @@ class Store:
         yield from self.db.execute("SELECT * FROM processed WHERE night = ? ORDER BY at, key",
                                    (night,))
 
-    def integrity(self) -> str:
-        return self.db.execute("PRAGMA integrity_check").fetchone()[0]

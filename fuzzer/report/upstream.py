@@ -22,13 +22,14 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fuzzer.corpus.files import atomic_write
 from fuzzer.judge.kinds import Kind
-from fuzzer.report.draft import REPO, op_names, ranked
+from fuzzer.report.draft import REPO, op_names
+from fuzzer.report.ranking import ranked
 from fuzzer.report.store import Finding, Store
 from fuzzer.triage import known
 
@@ -39,8 +40,9 @@ TIMEOUT = 10.0  # seconds per request
 PER_CAUSE = 5  # likely duplicates kept per cause
 SECTION = "#### Possible duplicates upstream"
 # One word a report of each kind tends to hold; flips and accuracy have none that helps.
-KIND_WORDS = {Kind.NONFINITE: "nan", Kind.HIDDEN_NONFINITE: "inf", Kind.META: "dtype",
-              Kind.CRASH: "error", Kind.TIMEOUT: "hang"}
+# Keyed by str: a Kind is one, and a finding holds its kind as the store's plain str.
+KIND_WORDS: dict[str, str] = {Kind.NONFINITE: "nan", Kind.HIDDEN_NONFINITE: "inf",
+                              Kind.META: "dtype", Kind.CRASH: "error", Kind.TIMEOUT: "hang"}
 Log = Callable[[str], None]
 
 
@@ -137,7 +139,7 @@ def searchable(findings: list[Finding]) -> list[Finding]:
     return ranked([f for f in findings if f.status != "fixed" and f.upstream_state is None])
 
 
-def find_duplicates(store: Store, *, log: Log, env: dict | None = None,
+def find_duplicates(store: Store, *, log: Log, env: Mapping[str, str] | None = None,
                     timeout: float = TIMEOUT) -> int:
     """Search upstream for each open cause; record the results and append them to its draft.
     Returns how many causes were searched; ``Unavailable`` (one line) when no search can be
@@ -164,7 +166,9 @@ def find_duplicates(store: Store, *, log: Log, env: dict | None = None,
         store.record_search(finding.signature, tried[0], results)
         searched += 1
         if finding.draft_path and Path(finding.draft_path).is_file():
-            add_to_draft(Path(finding.draft_path), store.upstream_search(finding.signature))
+            row = store.upstream_search(finding.signature)
+            assert row is not None  # recorded just above
+            add_to_draft(Path(finding.draft_path), row)
     return searched
 
 

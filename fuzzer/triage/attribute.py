@@ -38,16 +38,17 @@ from pathlib import Path
 
 from fuzzer import clock
 from fuzzer.corpus.case import Case
+from fuzzer.device import Device
 from fuzzer.execute import config as inductor_options
 from fuzzer.execute.flags import Flags
-from fuzzer.execute.pool import OutOfTime, RunnerPool, TaskRunner
+from fuzzer.execute.pool import OutOfTime, Runners, TaskRunner
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.surface import DEPLOYED
 from fuzzer.execute.workers import _python_path
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 
 OUTCOMES = ("vanishes", "persists", "changes", "error", "unstable", "n/a")
 
@@ -68,13 +69,13 @@ class Knob:
     surface: dict = field(default_factory=dict)  # compile arguments changed (``Surface`` fields)
 
     def applies(self, device: str) -> bool:
-        return device_type(device) in self.devices
+        return Device(device).type in self.devices
 
     def idle_on(self, case: Case) -> str:
         """Why flipping this knob cannot change ``case`` (empty when it can): it acts on another
         device, its flags are already so, or eager ran no attention kernel to re-pin."""
         if not self.applies(case.device):
-            return f"does not act on {device_type(case.device)}"
+            return f"does not act on {Device(case.device).type}"
         if not self.flags:
             return ""
         current = case.recipe.flags if case.recipe.flags is not None else Flags()
@@ -175,10 +176,6 @@ def knob_named(name: str) -> Knob:
         if knob.name == name:
             return knob
     raise KeyError(f"unknown knob {name!r}; known: {', '.join(k.name for k in KNOBS)}")
-
-
-def device_type(device: str) -> str:
-    return device.split(":", 1)[0]
 
 
 HARNESS_FAILURES = ("worker exited", "worker did not start", HARNESS_ERROR)
@@ -289,7 +286,7 @@ def run_fresh(runner: TaskRunner, case: Case, recipe: Recipe | None = None) -> V
     return runner.run(case.task(recipe=(recipe or case.recipe).fresh())).verdict
 
 
-def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
+def flip(case: Case, knob: Knob, pool: Runners, k: int = 1) -> KnobResult:
     """Run the case with ``knob`` flipped, up to k fresh times, and say what became of the
     divergence: the outcome most runs agree on (stopping once one has a majority), else
     ``unstable``."""
@@ -299,20 +296,23 @@ def flip(case: Case, knob: Knob, pool: RunnerPool, k: int = 1) -> KnobResult:
     absent = inductor_options.missing(knob.config)
     if absent:  # knobs come and go between releases: detected, never assumed
         return KnobResult(knob.name, "n/a", f"not in this torch ({', '.join(absent)})")
+    target = case.verdict
+    assert target is not None  # a knob is flipped on a case that records its divergence
     start = clock.now()
     runner = pool.get(case.device, knob.env)
-    seen: Counter = Counter()
-    verdict = None
+    seen: Counter[str] = Counter()
+    verdict: Verdict | None = None
     while sum(seen.values()) < k and (not seen or seen.most_common(1)[0][1] <= k // 2):
         verdict = run_fresh(runner, case, case.recipe.with_knob(
             knob.config, knob.backend, knob.flags, knob.surface))
-        seen[outcome_of(case.verdict, verdict)] += 1
-    outcome, votes = seen.most_common(1)[0]
+        seen[outcome_of(target, verdict)] += 1
+    outcome, votes = seen.most_common(1)[0]  # an IndexError first where no run was made (k < 1)
+    assert verdict is not None  # so the loop ran
     return KnobResult(knob.name, outcome if votes > k // 2 else "unstable", verdict.summary(),
                       round(clock.now() - start, 2))
 
 
-def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
+def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
               progress: Callable[[str], None] | None = None, k: int = 1,
               stop: Callable[[], bool] | None = None) -> Attribution:
     """Baseline in a fresh compile, then every knob (``flip``, k runs each); knobs are skipped if
@@ -339,18 +339,6 @@ def attribute(case: Case, pool: RunnerPool, knobs: Sequence[Knob] = KNOBS,
             say(f"knob {knob.name}: {result.outcome}")
             attribution.knobs.append(result)
     attribution.seconds = round(clock.now() - start, 1)
-    return attribution
-
-
-def triage(case: Case, pool: RunnerPool, *, knobs: Sequence[Knob] = KNOBS, bisect: bool = True,
-           bisect_timeout: float = 900,
-           progress: Callable[[str], None] | None = None) -> Attribution:
-    """Knob attribution, then (when it reproduces and Inductor compiled it) the bisector."""
-    attribution = attribute(case, pool, knobs, progress)
-    if bisect and attribution.reproduces:
-        attribution.bisect = run_bisect(case, timeout=bisect_timeout)
-        if progress:
-            progress(f"bisector: {bisect_summary(attribution.bisect)}")
     return attribution
 
 
@@ -391,6 +379,8 @@ def _bisect_child(path: str) -> dict:
     from fuzzer.execute.runner import Programs, prepared, run_draw
 
     case = Case.load(path)
+    target = case.verdict
+    assert target is not None  # run_bisect saves only a case that records its divergence
     torch.set_num_threads(1)
     programs = Programs.build(case.graph, case.recipe.surface.training)
     args = [t.to(case.device) for t in case.ordered_inputs()]
@@ -403,7 +393,7 @@ def _bisect_child(path: str) -> dict:
         compiled, refused = prepared(programs, recipe, case.inputs, case.device)
         verdict = refused or run_draw(programs, compiled, args, recipe)[0]
         steps.append(f"{backend}/{CompilerBisector.get_subsystem() or '-'}: {verdict.kind}")
-        return not same_divergence(case.verdict, verdict)
+        return not same_divergence(target, verdict)
 
     with contextlib.redirect_stdout(sys.stderr):
         result = CompilerBisector.do_bisect(good)

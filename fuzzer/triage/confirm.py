@@ -10,7 +10,7 @@ cannot run here. An uncaught Python exception exits 1 too, so a traceback on std
 One home for "run this script under that interpreter": ``numfuzz known --check`` runs each known
 cause's repro (``triage.known``), ``triage`` and ``nightly --confirm-with`` run a cause's
 minimized ``repro.py`` before it is drafted (``confirm_case``, ``decide``), and a draft's plain
-reproducer runs here too (``run_script``, behind ``report.draft.run_snippet``).
+reproducer runs here too (``run_script``, behind ``nightly.drafts.run_snippet``).
 """
 
 from __future__ import annotations

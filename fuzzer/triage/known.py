@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -166,7 +167,9 @@ def entries(path: Path = KNOWN_FILE) -> tuple[Known, ...]:
         data = tomllib.loads(path.read_text())
         found = []
         for raw in data.get("known", []):
-            values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+            # TOML's values, unchecked: a wrong type or key is Known's TypeError, caught below
+            values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                                      for k, v in raw.items()}
             if isinstance(values.get("family"), str):
                 values["family"] = (values["family"],)
             found.append(Known(**values))
@@ -271,6 +274,7 @@ def write_measured(path: Path, measured: list[Measured]) -> list[str]:
     text = path.read_text()
     changed = [m for m in measured if m.change]
     for m in changed:
+        assert m.change is not None  # changed holds only the entries with one
         text = rewrite_entry(text, m.entry.id, m.change["status"], m.change["fixed_in"])
     if changed:
         atomic_write(path, text)
@@ -286,7 +290,7 @@ def rewrite_entry(text: str, entry_id: str, status: str, fixed_in: str | None) -
     lines = text.splitlines(keepends=True)
     block = _block(lines, entry_id)
     keys = {_key(lines[i]): i for i in block if _key(lines[i])}
-    anchor = keys.get("status", keys.get("torch", keys.get("id")))
+    anchor = keys.get("status", keys.get("torch", keys["id"]))  # _block found its id line
     edits = {"status": f'status = "{status}"\n',
              "fixed_in": f'fixed_in = "{fixed_in}"\n' if fixed_in else None}
     for key, line in edits.items():  # status first, so fixed_in lands after it

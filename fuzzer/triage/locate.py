@@ -24,7 +24,6 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-import networkx as nx
 import torch
 
 from fuzzer.corpus.case import Case
@@ -32,7 +31,8 @@ from fuzzer.execute.pool import OutOfTime, TaskRunner
 from fuzzer.execute.runner import Task
 from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import rules
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.kinds import Kind
+from fuzzer.judge.verdict import Verdict
 
 SCAN = 8  # ops on the path probed one by one from the first; past this, bisected
 MAX_PROBES = 40
@@ -54,7 +54,7 @@ class Probe:
 
     @property
     def is_divergent(self) -> bool:
-        return Verdict(self.kind).is_finding
+        return Verdict(Kind(self.kind)).is_finding
 
 
 @dataclass
@@ -112,9 +112,9 @@ def prefix_case(case: Case, node: int) -> Case:
 def path(case: Case) -> list[int]:
     """The ops the diverging output depends on, in the order they run (the output last)."""
     graph, verdict = case.graph, case.verdict
-    target = verdict.node if verdict is not None and verdict.node in graph.g else None
+    target = verdict.node if verdict is not None and verdict.node in graph else None
     ends = [target] if target is not None else list(graph.outputs)
-    upstream = set(ends).union(*(nx.ancestors(graph.g, n) for n in ends))
+    upstream = set(ends).union(*(graph.ancestors(n) for n in ends))
     return [n for n in canonical_order(graph) if n in upstream and not graph.node(n).is_input]
 
 
@@ -149,8 +149,10 @@ def probe(case: Case, node: int, runner: TaskRunner, fresh: bool = False) -> Pro
         ref = outputs["fp64"][0]
         errors = [error_ulps(outputs[side][0], ref) if outputs.get(side) else None
                   for side in ("eager", "compiled")]
+    eager_ulps, compiled_ulps = errors
     return Probe(node, case.graph.node(node).label, str(verdict.kind), verdict.summary()[:300],
-                 *errors, source=dict(case.origin.get("sources", {}).get(str(node), {})))
+                 eager_ulps, compiled_ulps,
+                 source=dict(case.origin.get("sources", {}).get(str(node), {})))
 
 
 def locate(case: Case, runner: TaskRunner, stop: Callable[[], bool] | None = None,

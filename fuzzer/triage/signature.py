@@ -47,24 +47,25 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 
-import networkx as nx
-
 from fuzzer.corpus.case import Case
-from fuzzer.execute.pool import RunnerPool
+from fuzzer.device import Device
+from fuzzer.execute.pool import Runners
 from fuzzer.ir.graph import canonical_order
 from fuzzer.judge import semantics
 from fuzzer.judge.key import error_type
 from fuzzer.judge.kinds import RAISED, Kind
-from fuzzer.judge.oracle import Verdict
-from fuzzer.triage.attribute import KNOBS, Attribution, Knob, attribute, device_type
+from fuzzer.judge.verdict import Verdict
+from fuzzer.triage.attribute import KNOBS, Attribution, Knob, attribute
 from fuzzer.triage.known import bare
 from fuzzer.triage.locate import locate
 
-FAMILY = {Kind.INT_FLIP: "flip", Kind.PARITY: "flip", Kind.WEAK_FLIP: "flip",
-          Kind.NONFINITE: "nonfinite", Kind.HIDDEN_NONFINITE: "nonfinite",
-          Kind.ACCURACY: "accuracy", Kind.META: "meta", Kind.CRASH: "crash",
-          Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill",
-          Kind.MEMORY: "memory", Kind.PROMISE: "promise"}
+# Keyed by str: a Kind is one, and a kind read back from a file (a plain str) finds its family.
+FAMILY: dict[str, str] = {
+    Kind.INT_FLIP: "flip", Kind.PARITY: "flip", Kind.WEAK_FLIP: "flip",
+    Kind.NONFINITE: "nonfinite", Kind.HIDDEN_NONFINITE: "nonfinite",
+    Kind.ACCURACY: "accuracy", Kind.META: "meta", Kind.CRASH: "crash",
+    Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill",
+    Kind.MEMORY: "memory", Kind.PROMISE: "promise"}
 FULL_SET = frozenset(k.name for k in KNOBS)
 SIGNATURE_K = 3  # fresh runs per knob, by majority: the nightly's default and triage's
 
@@ -80,10 +81,10 @@ def float_core(case: Case) -> list[str]:
     """The op labels, in canonical order, of what computes the float value the diverging head
     reads (for a float output, of what computes the output)."""
     graph, verdict = case.graph, case.verdict
-    node = verdict.node if verdict is not None and verdict.node in graph.g else None
+    node = verdict.node if verdict is not None and verdict.node in graph else None
     if node is not None and _is_gradient(verdict):  # what the input's gradient flows back through
-        keep = nx.descendants(graph.g, node) & \
-            set().union(*(nx.ancestors(graph.g, o) | {o} for o in graph.outputs))
+        keep = graph.descendants(node) & \
+            set().union(*(graph.ancestors(o) | {o} for o in graph.outputs))
         return [graph.node(n).label
                 for n in canonical_order(graph) if n in keep]
     if node is None:
@@ -96,7 +97,7 @@ def float_core(case: Case) -> list[str]:
         # input): then the steps are the computation, and their labels the core.
         computed = not graph.node(head_input).is_input
         node = head_input if computed or source[0] == node else source[0]
-    keep = nx.ancestors(graph.g, node) | {node}
+    keep = graph.ancestors(node) | {node}
     return [graph.node(n).label
             for n in canonical_order(graph) if n in keep and not graph.node(n).is_input]
 
@@ -106,7 +107,7 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
     kind = verdict.kind if verdict else "none"
     fields: dict = {
         "family": FAMILY.get(kind, kind),
-        "device": device_type(case.device),
+        "device": Device(case.device).type,
         "backend": case.recipe.backend,
         "core": float_core(case),
         "vanishes_with": sorted(set(attribution.vanishing()) & FULL_SET) if attribution else [],
@@ -168,7 +169,7 @@ def signature(case: Case, attribution: Attribution | None) -> str:
     return signature_of(signature_fields(case, attribution))
 
 
-def cause_of(case: Case, pool: RunnerPool, *, knobs: Sequence[Knob] = KNOBS,
+def cause_of(case: Case, pool: Runners, *, knobs: Sequence[Knob] = KNOBS,
              k: int = SIGNATURE_K, stop: Callable[[], bool] | None = None,
              progress: Callable[[str], None] | None = None) -> tuple[Attribution, dict]:
     """The one way a cause is taken, by the nightly and by ``numfuzz triage``: ``case`` (the

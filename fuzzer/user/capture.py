@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from fuzzer.corpus.case import Case, CaseError
+from fuzzer.device import Device
 from fuzzer.errors import CaptureError
 from fuzzer.execute.original import load_model_file, one_line
 from fuzzer.ir import ops
@@ -51,7 +52,7 @@ class Captured:
     def case(self, device: str = "auto") -> Case:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        return Case(graph=self.graph.copy(), inputs=dict(self.inputs), device=device,
+        return Case(graph=self.graph.copy(), inputs=dict(self.inputs), device=Device(device),
                     dtype=self.dtype, seed=int(self.origin.get("seed", 0)), grammar="user-model",
                     origin=dict(self.origin))
 
@@ -96,7 +97,7 @@ def capture_module(model: torch.nn.Module, inputs: list[torch.Tensor],
     fuse_heads(graph)
     values = {str(n): translator.values[str(n)] for n in graph.input_ids()}
     check_faithful(expected, graph, values, where)
-    sources = {str(n): where for n, where in translator.sources.items() if n in graph.g}
+    sources = {str(n): where for n, where in translator.sources.items() if n in graph}
     return Captured(graph, values, _main_dtype(graph), {"sources": sources})
 
 

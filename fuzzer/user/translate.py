@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -34,7 +35,7 @@ def dynamo_graph(model: torch.nn.Module, inputs: list[torch.Tensor],
                   where: str) -> tuple[torch.fx.GraphModule, list]:
     grabbed: dict[str, Any] = {}
 
-    def grab(gm: torch.fx.GraphModule, example: list) -> Any:
+    def grab(gm: torch.fx.GraphModule, example: list) -> Callable[..., object]:
         grabbed["gm"], grabbed["example"] = gm, list(example)
         return gm.forward
 
@@ -85,13 +86,15 @@ class Translator:
                 raise ops.InvalidGraph(f"cannot translate {node.op} {shown!r}: "
                                        f"{one_line(err)}") from None
 
-    def _translate(self, node: torch.fx.Node, placeholders: Any) -> None:
+    def _translate(self, node: torch.fx.Node, placeholders: Iterator[object]) -> None:
         if node.op == "placeholder":
             self.placeholder(node, next(placeholders))
         elif node.op == "get_attr":
-            value = self.gm
+            value: object = self.gm
             for part in str(node.target).split("."):
                 value = getattr(value, part)
+            if not isinstance(value, torch.Tensor):  # a submodule (a higher-order op's body)
+                raise TypeError(f"{type(value).__name__} {node.target} is not a tensor")
             self.constant(node, value, name=str(node.target))
         elif node.op in ("call_function", "call_method"):
             self.call(node)
@@ -102,7 +105,7 @@ class Translator:
 
     # -------------------------------------------------------- inputs
 
-    def placeholder(self, node: torch.fx.Node, value: Any) -> None:
+    def placeholder(self, node: torch.fx.Node, value: object) -> None:
         if not isinstance(value, torch.Tensor):
             self.concrete[node] = value
             return
@@ -183,7 +186,9 @@ class Translator:
         try:
             if node.op == "call_method":
                 return getattr(args[0], str(node.target))(*args[1:], **kwargs)
-            return node.target(*args, **kwargs)
+            target = node.target
+            assert callable(target)  # a call_function node's target is the function itself
+            return target(*args, **kwargs)
         except Exception as err:
             raise ops.InvalidGraph(f"{node.target} failed when replayed: {one_line(err)}") \
                 from None
@@ -200,7 +205,7 @@ class Translator:
             raise ops.InvalidGraph(f"op {shown!r} is not a tensor op numfuzz can run")
         return target
 
-    def _encode(self, value: Any, tensor_inputs: list[int],
+    def _encode(self, value: object, tensor_inputs: list[int],
                 sources: list[torch.fx.Node] | None = None) -> Any:
         """An FX argument as plain data; tensors become {"in": k} into ``tensor_inputs`` (and
         their FX nodes into ``sources``, position for position)."""
@@ -247,7 +252,7 @@ class Translator:
         args = [self._encode(a, tensor_inputs, sources) for a in call_node.args]
         kwargs = {k: self._encode(v, tensor_inputs, sources)
                   for k, v in call_node.kwargs.items()}
-        attrs = {"target": target, "args": args, "kwargs": kwargs}
+        attrs: dict = {"target": target, "args": args, "kwargs": kwargs}  # a Node's attrs
         if pick is not None:
             attrs["pick"] = pick
         attrs["alias"] = next((k for k, n in enumerate(sources)
@@ -270,6 +275,7 @@ class Translator:
     def _pick(self, node: torch.fx.Node) -> None:
         """``chunk(...)[i]``: one generic node per element used."""
         source, index = node.args
+        assert isinstance(source, torch.fx.Node)  # call() checked it before picking from it
         if not isinstance(index, int):
             raise ops.InvalidGraph("a multi-output op is indexed by something other than an int")
         value = self.multi[source][index]
@@ -310,7 +316,7 @@ def provenance(node: torch.fx.Node) -> dict:
     return {"file": file, "line": int(line), "code": code.strip(), "module": path.strip(".")}
 
 
-def _dunder_operator(target: Any) -> str | None:
+def _dunder_operator(target: object) -> str | None:
     """``Tensor.__eq__`` and friends, which some torch versions record instead of
     ``operator.eq``: the same Python operator, so the same rendered source."""
     name = str(getattr(target, "__name__", target))
@@ -329,7 +335,7 @@ def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
         a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
-def _same_bits(a: Any, b: Any) -> bool:
+def _same_bits(a: object, b: torch.Tensor) -> bool:
     """Has a replayed call left this tensor as it was (NaN equal to NaN)?"""
     if not isinstance(a, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
         return False

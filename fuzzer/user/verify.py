@@ -26,7 +26,7 @@ from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle
 from fuzzer.judge.key import same_divergence
-from fuzzer.judge.oracle import Verdict
+from fuzzer.judge.verdict import Verdict
 from fuzzer.user.lift import generic_ops
 
 
@@ -87,15 +87,21 @@ class CaptureCheck:
     reproduces: bool
     message: str
     case: Case
-    original: Verdict | None = None  # the file's own verdict: the one the user is told
+    original: Verdict  # the file's own verdict: the one the user is told
     outputs: dict = field(default_factory=dict)  # the capture's eager/compiled/float64 outputs
     original_outputs: dict = field(default_factory=dict)  # the file's own
 
     @property
+    def captured(self) -> Verdict:
+        """The captured case's verdict (``verify_capture`` judges the case before this exists)."""
+        assert self.case.verdict is not None, "verify_capture sets the case's verdict"
+        return self.case.verdict
+
+    @property
     def agree(self) -> bool:
         """The file and its capture show the same divergence (or both none)."""
-        return same_divergence(self.original, self.case.verdict) or \
-            not (self.original.is_finding or self.case.verdict.is_finding)
+        return same_divergence(self.original, self.captured) or \
+            not (self.original.is_finding or self.captured.is_finding)
 
 
 def verify_capture(case: Case, runner: TaskRunner) -> CaptureCheck:

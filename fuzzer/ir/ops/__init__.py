@@ -49,6 +49,7 @@ from fuzzer.ir.ops.shapes import broadcast
 from fuzzer.ir.ops.spec import (
     REGISTRY,
     OpSpec,
+    Selects,
     accepts,
     alias_of,
     by_meta,
@@ -66,7 +67,7 @@ from fuzzer.ir.ops.spec import (
 
 __all__ = [
     "DISCRETE_DTYPES", "FLOAT_DTYPES", "MAX_NUMEL", "REGISTRY", "Boundary", "InvalidGraph",
-    "OpSpec", "Shape", "accepts", "alias_of", "broadcast", "by_meta", "capturing",
+    "OpSpec", "Selects", "Shape", "accepts", "alias_of", "broadcast", "by_meta", "capturing",
     "compare_boundary", "e8m0_boundary", "evaluate", "infer", "is_statement", "label",
     "lift_exact", "literal", "multiple_boundary", "mutates", "probe", "quant_boundary",
     "register", "round_boundary", "sign_boundary", "spec", "tagged", "to_int_boundary",

@@ -7,7 +7,6 @@ import contextlib
 import math
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import torch
 
@@ -36,7 +35,7 @@ def probe(device: str = "meta") -> Iterator[None]:
         yield
 
 
-def literal(value: Any) -> str:
+def literal(value: object) -> str:
     """Python source for an attribute value, exact for floats (repr round-trips bit for bit)."""
     if isinstance(value, float):
         if math.isinf(value):

@@ -11,9 +11,9 @@ from fuzzer.ir.ops.boundaries import (
     to_int_boundary,
 )
 from fuzzer.ir.ops.shapes import broadcast, float_in, same_dtype
-from fuzzer.ir.ops.spec import lift_scalar, register, unary
+from fuzzer.ir.ops.spec import Preset, lift_scalar, register, unary
 
-HEAD = {"category": "head", "exact": True}  # codes: nothing to nudge
+HEAD: Preset = {"category": "head", "exact": True}  # codes: nothing to nudge
 
 unary("e8m0",
       "(torch.clamp(torch.ceil(torch.log2({0}.abs() + {eps})), -127, 127) + 127).to(torch.uint8)",

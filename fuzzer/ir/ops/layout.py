@@ -15,9 +15,9 @@ from fuzzer.ir.ops.shapes import (
     split_heads_shape,
     transpose_shape,
 )
-from fuzzer.ir.ops.spec import lift_transpose, register, unary
+from fuzzer.ir.ops.spec import Preset, lift_transpose, register, unary
 
-VIEW = {"category": "layout", "exact": True, "alias": 0, "signs_zero": True}
+VIEW: Preset = {"category": "layout", "exact": True, "alias": 0, "signs_zero": True}
 
 unary("transpose", "{0}.transpose({dim0}, {dim1})", shape_rule=transpose_shape,
       attrs=("dim0", "dim1"), captures=("Tensor.transpose",), lift=lift_transpose, **VIEW)
@@ -47,7 +47,7 @@ register("cat", 2, "torch.cat(({0}, {1}), dim={dim})", category="layout", attrs=
 # blocks, so an intermediate is channels-last or transposed in memory and the kernels reading it
 # take their strided, tiled or channels-last paths). Each returns its input itself where it is
 # already stored so (``alias``).
-RELAYOUT = {**VIEW, "meta": True, "tags": ("relayout",)}
+RELAYOUT: Preset = {**VIEW, "meta": True, "tags": ("relayout",)}
 unary("memory_format", "{0}.contiguous(memory_format=torch.{format})", attrs=("format",),
       raw=("format",), choices={"format": ("channels_last", "channels_last_3d")},
       example=(({"shape": (2, 3, 4, 5), "role": "x"},), {"format": "channels_last"}),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from fuzzer.ir.ops.spec import Selects, lift_signature, unary
+from fuzzer.ir.ops.spec import Preset, Selects, lift_signature, unary
 
 
 def along_dim(x: torch.Tensor, index: torch.Tensor, attrs: dict
@@ -53,7 +53,7 @@ def in_planes(x: torch.Tensor, index: torch.Tensor, attrs: dict
 DIMS = (-1, 0, 1, -1)
 KEEP = (False, True)
 PICK = (1, 1, 0)  # the indices twice as often as the values
-REDUCE = {"category": "reduce", "meta": True, "exact": True, "tags": ("select",)}
+REDUCE: Preset = {"category": "reduce", "meta": True, "exact": True, "tags": ("select",)}
 
 
 def _x(*shape: int) -> dict:

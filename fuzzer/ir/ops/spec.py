@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -157,16 +157,24 @@ class OpSpec:
             raise InvalidGraph(f"{self.name} is missing attribute {err}") from None
 
     @property
-    def discrete(self) -> bool:
-        return self.boundary is not None
-
-    @property
     def elementwise(self) -> bool:
         """Each output element reads only the same element of each input (the slicing pass)."""
         return self.category in ("elementwise", "binary", "head")
 
 
 REGISTRY: dict[str, OpSpec] = {}
+
+
+class Preset(TypedDict, total=False):
+    """Keyword arguments a family of entries shares (``register(..., **VIEW)``): typed, so that
+    ``meta`` and ``tags``, which ``register`` takes by name, are seen to get what they take."""
+
+    category: str
+    exact: bool
+    alias: int
+    signs_zero: bool
+    meta: bool
+    tags: tuple[str, ...]
 
 
 # (its inputs' float64 values, which are graph inputs, its float64 result, its attrs) -> where
@@ -250,7 +258,8 @@ def evaluate(name: str, tensors: list[torch.Tensor], attrs: dict) -> Any:
     """Op ``name`` run on ``tensors``: its registry template with literal attributes, the same
     text the renderer emits and the runner executes."""
     names = [f"_in{i}" for i in range(len(tensors))]
-    scope: dict[str, Any] = {"torch": torch, "F": torch.nn.functional, **dict(zip(names, tensors))}
+    scope: dict[str, object] = {"torch": torch, "F": torch.nn.functional,
+                                **dict(zip(names, tensors))}
     return eval(REGISTRY[name].render(names, attrs), scope)  # noqa: S307 - registry text
 
 
@@ -308,7 +317,7 @@ def _run_on_meta(name: str, shapes: list[Shape], dtypes: list[str],
 TENSOR = {"in": 0}
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -391,7 +400,7 @@ def lift_conv2d(args: list, kwargs: dict) -> dict | None:
 _MISSING = object()
 
 
-def _plain(value: Any) -> bool:
+def _plain(value: object) -> bool:
     """A constant an attr may hold: None, a bool, a number, text, or a tuple of numbers."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return True

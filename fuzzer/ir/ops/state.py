@@ -22,12 +22,19 @@ import torch
 
 from fuzzer.ir.ops.base import InvalidGraph, Shape, literal, probe, torch_dtype
 from fuzzer.ir.ops.shapes import same_dtype, same_shape
-from fuzzer.ir.ops.spec import REGISTRY, _check_sizes, nan_sign_of, register, unary
+from fuzzer.ir.ops.spec import (
+    REGISTRY,
+    Preset,
+    _check_sizes,
+    nan_sign_of,
+    register,
+    unary,
+)
 
-VIEW = {"category": "view", "exact": True, "alias": 0, "meta": True, "signs_zero": True}
+VIEW: Preset = {"category": "view", "exact": True, "alias": 0, "meta": True, "signs_zero": True}
 
 
-def x(*shape: int, dtype: str | None = None, role: str = "x", **attrs: Any) -> dict:
+def x(*shape: int, dtype: str | None = None, role: str = "x", **attrs: object) -> dict:
     """An example input (``OpSpec.example``)."""
     return {"shape": shape, "role": role, **({"dtype": dtype} if dtype else {}), **attrs}
 
@@ -39,7 +46,7 @@ def index(*shape: int, bound: int) -> dict:
 X = (x(4, 6),)  # one activation, for the unary entries
 
 
-def index_source(index: Any) -> str:
+def index_source(index: object) -> str:
     """``[:, 1:5:2, 3]`` from plain data: per dim None (all), an int (select) or [start, stop,
     step] (a slice; None parts left out)."""
     if not isinstance(index, (list, tuple)) or not index:
@@ -79,7 +86,7 @@ def by_meta_statement(name: str) -> Callable[[list[Shape], list[str], dict], tup
         names = [f"_in{i}" for i in range(len(shapes))]
         tensors = [torch.empty(s, dtype=torch_dtype(d), device="meta")
                    for s, d in zip(shapes, dtypes)]
-        scope: dict[str, Any] = {"torch": torch, "F": torch.nn.functional,
+        scope: dict[str, object] = {"torch": torch, "F": torch.nn.functional,
                                  **dict(zip(names, tensors))}
         try:
             with probe():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from fuzzer.ir.ops.boundaries import sign_boundary
-from fuzzer.ir.ops.spec import TENSOR, _number, lift_signature, register, unary
+from fuzzer.ir.ops.spec import TENSOR, Preset, _number, lift_signature, register, unary
 
 
 def _x(*shape: int, role: str = "x") -> dict:
@@ -76,7 +76,7 @@ register("heaviside", 2, "torch.heaviside({0}, {1})", category="binary", meta=Tr
 # ---------------------------------------------------------------- reductions and scans
 
 DIMS = (-1, 0, 1)
-REDUCE = {"category": "reduce", "meta": True, "tags": ("scan",)}
+REDUCE: Preset = {"category": "reduce", "meta": True, "tags": ("scan",)}
 
 unary("logcumsumexp", "torch.logcumsumexp({0}, dim={dim})", attrs=("dim",),
       edges=lambda f: (math.log(f.max), -math.log(f.max), 0.0), choices={"dim": DIMS},
@@ -93,7 +93,7 @@ for _name in ("nansum", "nanmean"):
 
 # ---------------------------------------------------------------- layout
 
-MOVE = {"category": "layout", "meta": True, "exact": True, "tags": ("rearrange",)}
+MOVE: Preset = {"category": "layout", "meta": True, "exact": True, "tags": ("rearrange",)}
 
 
 def _lift_repeat(args: list, kwargs: dict) -> dict | None:
@@ -115,7 +115,8 @@ def _lift_pad_mode(args: list, kwargs: dict) -> dict | None:
     return {"pad": lifted["pad"], "mode": lifted["mode"]}
 
 
-PAD = {**MOVE, "tags": ("rearrange", "pad")}  # ``pad``: also drawn by the vision-op programs
+# ``pad``: also drawn by the vision-op programs
+PAD: Preset = {**MOVE, "tags": ("rearrange", "pad")}
 unary("pad", "F.pad({0}, {pad}, mode='constant', value={value})", attrs=("pad", "value"),
       choices={"pad": ((1, 2), (0, 3), (2, 0, 1, 1), (-1, 1), (0, 0, -1, 2), (1,) * 6),
                "value": (0.0, -1.0, None, float("-inf"))},
@@ -153,7 +154,7 @@ unary("pixel_unshuffle", "F.pixel_unshuffle({0}, {factor})", attrs=("factor",),
 
 # ---------------------------------------------------------------- layers
 
-GEMM = {"category": "conv", "meta": True}
+GEMM: Preset = {"category": "conv", "meta": True}
 register("bmm", 2, "torch.bmm({0}, {1})", captures=("torch.bmm", "Tensor.bmm"),
          example=((_x(3, 4, 5), _x(3, 5, 6, role="w")), {}), **GEMM)
 register("baddbmm", 3, "torch.baddbmm({0}, {1}, {2}, beta={beta}, alpha={alpha})",

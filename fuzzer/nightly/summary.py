@@ -21,9 +21,9 @@ from fuzzer.campaign import harness
 from fuzzer.corpus.case import versions
 from fuzzer.corpus.files import atomic_write
 from fuzzer.judge.kinds import RAISED
-from fuzzer.report import draft
-from fuzzer.report.night import Context, Night
-from fuzzer.report.recheck import outcome
+from fuzzer.nightly.night import Context, Night
+from fuzzer.nightly.recheck import outcome
+from fuzzer.report import draft, ranking
 from fuzzer.report.store import Finding, Store, now
 from fuzzer.triage import known
 
@@ -35,7 +35,7 @@ def write_summary(ctx: Context) -> Path:
 def summary_text(ctx: Context) -> str:
     night, store = ctx.night, ctx.store
     rows = list(store.night_rows(night.id))
-    new = draft.ranked([f for r in rows if r["outcome"] == "new"
+    new = ranking.ranked([f for r in rows if r["outcome"] == "new"
                         if (f := store.get(r["signature"]))])
     recurring = [f for sig in recurring_tonight(rows) if (f := store.get(sig))]
     other = [r for r in rows if r["outcome"] not in ("new", "recurring")]
@@ -254,7 +254,7 @@ def _arm_section(ctx: Context) -> list[str]:
 def yield_rows(store: Store, today: str, plan: dict | None = None) -> list[dict]:
     """The standing table: per arm, every night's usage discounted by age, its estimated
     value per CPU-hour, and (given a plan) the share it would get now."""
-    from fuzzer.report.night import arm_history
+    from fuzzer.nightly.night import arm_history
 
     used = arm_history(store, today)
     shares = (plan or {}).get("shares", {})

@@ -6,11 +6,12 @@ the same date resumes there (the campaign resumes its own case indices; the stor
 table says which case files are done, written in the same transaction as their hit). A night that
 finished and is started again on the same date is a new run (``<date>#2``) with a fresh seed.
 
-Stages: fuzz (a campaign, ``campaign.local`` or ``campaign.fleet``; with ``--time``,
-``fuzz_share`` of the budget); process and drafts (``report.pipeline``: each new case file
-minimized, attributed and recorded under its cause signature, then a draft per new root cause);
-recheck (``report.recheck``: open causes not seen tonight, replayed k times on the installed
-torch); ``SUMMARY.md`` (``report.summary``). Night state and settings: ``report.night``.
+Stages: fuzz (a campaign, on the night's one engine, ``campaign.engine``; with ``--time``,
+``fuzz_share`` of the budget); process (``nightly.pipeline``: each new case file minimized,
+attributed and recorded under its cause signature) and drafts (``nightly.drafts``: one per new
+root cause); recheck (``nightly.recheck``: open causes not seen tonight, replayed k times on the
+installed torch); ``SUMMARY.md`` (``nightly.summary``). Night state and settings:
+``nightly.night``.
 After fuzzing, the stages share what is left of ``--time``: they check the deadline between
 items, and every run, subprocess and bisector in flight at the deadline is cut there
 (``Context.runners``, ``pipeline``), so the night ends within its budget; what is left over
@@ -37,16 +38,18 @@ from pathlib import Path
 from fuzzer import clock
 from fuzzer.campaign import harness
 from fuzzer.campaign.arms import Plan
+from fuzzer.campaign.engine import Engine
 from fuzzer.campaign.loop import Outcome
 from fuzzer.campaign.settings import worker_env
 from fuzzer.execute.pool import OutOfTime, RunnerPool
 from fuzzer.execute.workers import Recycle
 from fuzzer.judge.kinds import COUNTED, Kind
-from fuzzer.report.night import Context, Log, NightSettings, open_night, plain_log
-from fuzzer.report.pipeline import process, write_pending_drafts
-from fuzzer.report.recheck import recheck
+from fuzzer.nightly.drafts import write_pending_drafts
+from fuzzer.nightly.night import Context, Log, NightSettings, open_night, plain_log
+from fuzzer.nightly.pipeline import process
+from fuzzer.nightly.recheck import recheck
+from fuzzer.nightly.summary import causes_line, write_summary
 from fuzzer.report.store import Store
-from fuzzer.report.summary import causes_line, write_summary
 
 SUMMARY_RESERVE = 5.0  # seconds of --time kept for writing SUMMARY.md
 
@@ -65,23 +68,20 @@ def run_night(settings: NightSettings, log: Log = plain_log,
             log(f"plan: {len(plan.shares)} arms over {', '.join(plan.surfaces())}; "
                 f"largest shares {_largest(plan)}")
     own = pool is None
-    fleet = None
-    if settings.engine == "ray":  # one fleet for the night: every stage sends work to it
-        from fuzzer.campaign.fleet import start_fleet
-
-        fleet = start_fleet(settings.night_campaign(night), settings.ray_address)
+    # one engine for the night: on ray, one fleet every stage sends work to
+    engine = Engine.of(settings.engine, settings.night_campaign(night), settings.ray_address,
+                       start=True)
     campaign = settings.campaign
     pool = pool or RunnerPool(timeout=campaign.timeout, warmup=campaign.recipe.warms_up,
-                              factory=fleet.runner if fleet else None, recycle=Recycle(),
+                              factory=engine.runner, recycle=Recycle(),
                               base_env=worker_env(campaign))
-    ctx = Context(settings, night, directory, store, pool, log, fleet=fleet)
+    ctx = Context(settings, night, directory, store, pool, log, engine=engine)
     try:
         return _stages(ctx)
     finally:
         if own:
             pool.close()
-        if fleet is not None:
-            fleet.close()
+        engine.close()
         store.close()
 
 
@@ -153,7 +153,6 @@ def _timed(ctx: Context, stage: str) -> Iterator[None]:
 
 def fuzz(ctx: Context) -> None:
     """The campaign, on this machine's workers or on the night's Ray fleet."""
-    from fuzzer.campaign.local import run_campaign
 
     s, night = ctx.settings, ctx.night
     spent = night.fuzz_seconds
@@ -161,7 +160,7 @@ def fuzz(ctx: Context) -> None:
     ctx.log(f"fuzzing: device={settings.device} backend={settings.recipe.backend} "
             f"seed={night.seed} budget={_budget(settings.cases, settings.seconds)} "
             f"corpus={s.corpus_dir}"
-            + (" engine=ray" if ctx.fleet is not None else ""))
+            + (f" engine={ctx.engine.name}" if ctx.engine.name != "local" else ""))
     counts = Counter(night.raw_findings)
     t0 = clock.now()
     hook_counted: list[int] = []  # harness errors this hook saw (it may fail on others itself)
@@ -182,6 +181,8 @@ def fuzz(ctx: Context) -> None:
             night.harness_error(f"case {outcome.index}: {v.message}")
             ctx.log(f"case {outcome.index}: HARNESS ERROR ({v.message}); going on")
         if v.is_finding:
+            # a finding's case file is written (``loop.kept``; failing that, a harness error)
+            assert outcome.path is not None
             counts[str(v.kind)] += 1
             night.found.append(outcome.path.name)
             ctx.log(f"case {outcome.index}: {v.summary()} -> {outcome.path.name}")
@@ -191,12 +192,7 @@ def fuzz(ctx: Context) -> None:
         night.fuzz_seconds = round(spent + clock.now() - t0, 1)
         night.save(ctx.directory)
 
-    if ctx.fleet is not None:
-        from fuzzer.campaign.fleet import run_fleet
-
-        summary, _ = run_fleet(settings, on_outcome=on_outcome, fleet=ctx.fleet)
-    else:
-        summary = run_campaign(settings, on_outcome=on_outcome)
+    summary = ctx.engine.run(settings, on_outcome=on_outcome)
     # The ledger is marked before a case is counted here: a kill between the two loses the count
     # of the case in flight, never the case, so the ledger has the night's total.
     night.cases = max(night.cases, summary.ledger_cases)

@@ -1,18 +1,15 @@
 """The per-finding pipeline of a night: each new case file minimized, triaged and recorded
-under its cause signature, then a draft for each new root cause.
+under its cause signature (its drafts: ``nightly.drafts``).
 
-Process: every corpus case file no night has processed, in turns by class (``in_turns``):
-minimize, attribute over the full knob set, cause signature; a known cause is a hit on its
-``known.toml`` entry (unless upstream fixed it in this torch or before: then it came back, and
-is drafted as a regression), a cause recorded wontfix upstream (``findings --wontfix``) a hit on
-that cause as known, any other a hit on its root cause, merged with a near match, or a new one;
-a case file an earlier night processed that tonight's campaign found again is a hit on its cause.
-A second pass picks up the slips the minimizer saved. Drafts: root causes without one and
-not recorded upstream, strongest first, at most ``max_drafts``: with ``--confirm-with``, first
-the minimized repro under each other torch (``confirmed``: drafted only when present on every
-one; absent on a newer torch, recorded as fixed upstream there); the plain reproducer (checked,
-and run in a fresh interpreter), the bisector when time allows,
-``reports/<date>/<signature>.md``, and upstream's side (``upstream.appendix``).
+Process: every corpus case file no night has processed, by value class and then in turns by
+divergence (``in_turns``): minimize, attribute over the full knob set, locate, cause signature;
+a known cause is a hit on its ``known.toml`` entry, by what it showed or by its mechanism
+(unless upstream fixed it in this torch or before: then it came back, and is drafted as a
+regression), a cause recorded wontfix upstream (``findings --wontfix``) a hit on that cause as
+known, any other a hit on its root cause, merged with a near match, or a new one, which earns
+the arm it was found on its value (``campaign.arms``); a case file an earlier night processed
+that tonight's campaign found again is a hit on its cause. A second pass picks up the slips the
+minimizer saved.
 
 Only a case minimized to the minimizer's fixpoint is triaged and recorded (and so drafted): a
 minimization stopped by a budget is kept under ``<corpus>/minimizing/`` and carried on from there
@@ -32,17 +29,17 @@ from pathlib import Path
 
 from fuzzer.campaign.settings import arm_of
 from fuzzer.corpus.case import Case, CaseError, versions
-from fuzzer.corpus.files import atomic_write
+from fuzzer.device import Device
 from fuzzer.execute.pool import OutOfTime
 from fuzzer.ir.graph import op_chain, readable_chain
 from fuzzer.judge.key import DivergenceKey
 from fuzzer.judge.kinds import RANK, Kind
-from fuzzer.judge.oracle import severity_key
-from fuzzer.report import draft, upstream
-from fuzzer.report.night import Context
+from fuzzer.judge.verdict import severity_key
+from fuzzer.nightly.night import Context
+from fuzzer.report import draft
 from fuzzer.report.store import Finding
-from fuzzer.triage import confirm, known, value
-from fuzzer.triage.attribute import Attribution, bisect_summary, run_bisect
+from fuzzer.triage import known, value
+from fuzzer.triage.attribute import Attribution
 from fuzzer.triage.signature import (
     cause_of,
     graph_dtype,
@@ -55,8 +52,6 @@ from fuzzer.triage.signature import (
 CHECKPOINTS = "minimizing"  # <corpus>/minimizing/<case file>: a minimization carried on
 MIN_CASE_SECONDS = 20.0  # a case is not started with less than this before its deadline
 MINIMIZE_SHARE = 2 / 3  # of what a case has left, for the minimizer; the rest for triage
-BISECT_MIN = 60.0  # seconds the bisector needs to be worth starting
-SNIPPET_TIMEOUT = 300.0  # the plain reproducer's run: a fresh interpreter and one compile
 
 
 def process(ctx: Context) -> None:
@@ -104,7 +99,7 @@ def in_turns(files: list[Path]) -> list[Path]:
     """By value first (``triage.value``, as the raw case shows it: a silent wrong value on
     ordinary inputs before a crash, edge inputs and signed zeros last), and within a value class
     one case of each divergence before a second of any: divergences in the order of their most
-    severe case (``oracle.severity_key``), each one's cases strongest first, then oldest (the
+    severe case (``verdict.severity_key``), each one's cases strongest first, then oldest (the
     order given). A divergence is a verdict kind, and for a crash or timeout what tells crashes
     apart (``DivergenceKey``: the exception type and innermost torch frames), so a night that
     runs out of time has minimized one finding of every kind and every crash of its most
@@ -221,6 +216,7 @@ def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
     every minimizer call would wait the full timeout."""
     from fuzzer.reduce.minimize import NotReproducible, minimize
 
+    assert case.verdict is not None  # _process_one minimizes findings only
     if case.verdict.kind == Kind.TIMEOUT:
         return case, None, ""
     start = _carried(ctx, key) or case
@@ -276,17 +272,19 @@ def _carried(ctx: Context, key: str) -> Case | None:
 def sighting(case: Case) -> tuple[str, str]:
     """The head and the graph a raw (not yet minimized) case found its cause through."""
     verdict = case.verdict
-    node = case.graph.node(verdict.node) if verdict and verdict.node in case.graph.g else None
+    node = case.graph.node(verdict.node) \
+        if verdict and verdict.node is not None and verdict.node in case.graph else None
     head = node.label if node else (verdict.kind if verdict else "?")
     return head, readable_chain(case.graph)
 
 
 def finding_for(case: Case, attribution: Attribution | None,
                 reliability: tuple[int, int] | None, arm: str | None = None) -> Finding:
+    assert case.verdict is not None  # a finding is recorded from a case with its verdict
     torch_version, triton_version = _versions()
     return Finding(
         signature=signature_of(signature_fields(case, attribution)), kind=case.verdict.kind,
-        device=case.device.split(":")[0], dtype=graph_dtype(case),
+        device=Device(case.device).type, dtype=graph_dtype(case),
         op_chain=" ".join(op_chain(case.graph)), output=draft.output_label(case.verdict),
         title=draft.title_for(case), summary=case.verdict.summary(),
         distance_ulps=draft.distance_ulps(case.verdict), reliability=reliability,
@@ -342,117 +340,3 @@ def _smaller(case: Case, kept: Path) -> bool:
         return size_key(case) < size_key(Case.load(kept))
     except CaseError:
         return True
-
-
-# ------------------------------------------------------------------ drafts
-
-
-def write_pending_drafts(ctx: Context) -> None:
-    """A draft for every open finding that has none yet (new signatures; a killed night's too),
-    strongest first, while the night has time (the processing stage left it for them)."""
-    env_file = ctx.directory / "collect_env.txt"
-    written = sum(1 for f in ctx.store.findings() if f.draft_path
-                  and Path(f.draft_path).parent == ctx.directory)
-    # A cause filed or wontfix upstream, or fixed on a newer torch, needs no draft.
-    pending = [f for f in draft.ranked(ctx.store.findings(status="open")) if f.awaits_draft]
-    for i, finding in enumerate(pending):
-        if written >= ctx.settings.max_drafts or ctx.out_of_time():
-            ctx.night.drafts_deferred = len(pending) - i
-            ctx.log(f"{len(pending) - i} drafts wait for the next night (max drafts / time)")
-            return
-        try:
-            if not confirmed(ctx, finding):
-                continue
-        except Exception as err:  # confirmed by the next resume or night
-            ctx.harness_error("confirming", finding.signature, err)
-            continue
-        written += 1
-        path = ctx.directory / f"{finding.signature}.md"
-        # Tonight's claim not yet written is ours to finish; no claim, or an earlier night's
-        # that was never written (killed, or the write failed), is claimed for tonight.
-        mine = finding.draft_path == str(path) or ctx.store.claim_draft(
-            finding.signature, str(path), previous=finding.draft_path)
-        if not mine:
-            continue
-        after = min(len(pending) - i, ctx.settings.max_drafts - written + 1) - 1
-        try:
-            write_draft_for(ctx, finding, path, env_file, after)
-        except Exception as err:  # the draft is retried by the next resume or night
-            ctx.harness_error("drafting", finding.signature, err)
-        ctx.checkpoint()
-
-
-def confirmed(ctx: Context, finding: Finding) -> bool:
-    """Before a cause is drafted, its minimized repro runs under each ``--confirm-with`` torch
-    (``triage.confirm``): drafted only when it reproduces on every one. Absent on a newer torch
-    than this one: fixed upstream there, recorded in the store (never drafted), counted; absent
-    on an older one, or not run there: held back tonight, and SUMMARY.md says why. A resumed
-    night keeps what it confirmed before the kill."""
-    if not ctx.settings.confirm_with:
-        return True
-    earlier = [c for c in ctx.night.confirmed if c["signature"] == finding.signature]
-    if earlier:
-        return earlier[-1]["drafted"]
-    case = Case.load(finding.case_path)
-    pythons = ctx.settings.confirm_with
-    ctx.log(f"confirming {finding.signature} on torch {', '.join(p.torch for p in pythons)}")
-    runs = confirm.confirm_case(case, pythons, min(confirm.CONFIRM_TIMEOUT, ctx.left()))
-    decision = confirm.decide(runs)
-    ctx.store.record_confirmations(finding.signature, runs, decision.fixed_in)
-    ctx.night.confirmed.append({"signature": finding.signature, "title": finding.title,
-                                "runs": [r.to_dict() for r in runs],
-                                "drafted": decision.drafted, "fixed_in": decision.fixed_in,
-                                "why": decision.why})
-    ctx.checkpoint()  # what was confirmed survives a kill, as the store's record does
-    ctx.log(f"  {finding.signature}: {decision.why}"
-            + ("" if decision.drafted else "; not drafted"))
-    return decision.drafted
-
-
-def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
-                    after: int = 0) -> Path:
-    """One draft: the full repro.py beside the kept case, the plain reproducer (checked, and
-    run in a fresh interpreter), the bisector with the time beyond what the ``after`` drafts
-    still to come need, collect_env; all within the night's deadline."""
-    from fuzzer.reduce.repro import write_repro
-    from fuzzer.reduce.snippet import plain_repro
-
-    case = Case.load(finding.case_path)
-    attribution = Attribution.from_dict(finding.attribution)
-    repro = write_repro(case, Path(finding.case_path).parent)
-    try:
-        plain = plain_repro(case, ctx.runners().get(case.device), ctx.directory,
-                            finding.signature)
-    except OutOfTime:  # no time to check a seeded form: the inputs file it is
-        plain = plain_repro(case, None, ctx.directory, finding.signature)
-    # The title of what the draft shows: the cause's smallest member (kept at record time) on
-    # the inputs its plain reproducer builds.
-    ctx.store.update(finding.signature, repro_path=str(repro),
-                     title=draft.title_for(draft.shown_case(case, plain)))
-    snippet = atomic_write(ctx.directory / f"{finding.signature}.plain.py", plain.source)
-    result: tuple[int | None, str] = (None, "")
-    if ctx.left() > 1 and case.verdict.kind != Kind.TIMEOUT:  # a hang would only hang here
-        ctx.log(f"running {snippet}")
-        result = draft.run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()),
-                                   case=case)
-    # Versions before the bisector, which may take all the time the night has left.
-    env = draft.collect_env_cached(env_file, timeout=max(1.0, min(draft.ENV_TIMEOUT, ctx.left())))
-    spare = ctx.left() - ctx.settings.draft_reserve * after
-    if ctx.settings.bisect and attribution is not None and attribution.bisect is None:
-        if spare >= BISECT_MIN:
-            ctx.log(f"bisecting {finding.signature}")
-            attribution.bisect = run_bisect(case, timeout=min(900.0, spare))
-            ctx.log(f"  bisector: {bisect_summary(attribution.bisect)}")
-            ctx.store.update(finding.signature, attribution=attribution.to_dict())
-        else:
-            attribution.bisect = {"status": "not run", "message": "no time left tonight"}
-    finding = ctx.store.get(finding.signature)
-    confirmations = ctx.store.confirmations(finding.signature) \
-        if ctx.settings.confirm_with else None  # tonight's, not an earlier night's
-    text = draft.render_draft(finding, case, attribution, plain, result, env, path,
-                              ctx.store.sightings(finding.signature), repro, confirmations)
-    # Upstream's side, after the body: a known fix this torch holds, duplicates found so far.
-    text += upstream.appendix(ctx.store, finding, ctx.settings.known_file, _versions()[0])
-    draft.write_draft(path, text)
-    ctx.log(f"draft {path} ({finding.title})")
-    return path

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from fuzzer.corpus.case import Case, CaseError
-from fuzzer.execute.pool import RunnerPool
+from fuzzer.device import Device
+from fuzzer.execute.pool import Runners
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
 from fuzzer.report.store import Finding, Store
@@ -47,7 +48,7 @@ def outcome(result: dict) -> str:
             "flaky": f"flaky ({runs} runs reproduce)"}.get(result["after"], result["after"])
 
 
-def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | None = None,
+def recheck(store: Store, pool: Runners, *, k: int = 3, seen_before: str | None = None,
             log: Log | None = None, stop: Callable[[], bool] | None = None,
             on_error: Callable[[str, BaseException], None] | None = None) -> list[Recheck]:
     """Replay open (and flaky) findings k times on the installed torch: k/k stays open, 0/k with
@@ -78,7 +79,7 @@ def recheck(store: Store, pool: RunnerPool, *, k: int = 3, seen_before: str | No
     return results
 
 
-def _recheck_one(store: Store, pool: RunnerPool, finding: Finding, k: int) -> Recheck:
+def _recheck_one(store: Store, pool: Runners, finding: Finding, k: int) -> Recheck:
     import torch
 
     result = Recheck(finding.signature, finding.title, finding.status, finding.status, 0, k,
@@ -89,11 +90,13 @@ def _recheck_one(store: Store, pool: RunnerPool, finding: Finding, k: int) -> Re
     except CaseError as err:
         result.message = f"cannot load the case: {err}"
         return result
-    if case.device.startswith("cuda") and not torch.cuda.is_available():
+    if Device(case.device).is_cuda and not torch.cuda.is_available():
         result.message = "needs CUDA; not rechecked here"
         return result
+    target = case.verdict
+    assert target is not None  # a finding's kept case is the minimized one, with its verdict
     verdicts = [run_fresh(pool.get(case.device), case) for _ in range(k)]
-    result.reproduced = sum(same_divergence(case.verdict, v) for v in verdicts)
+    result.reproduced = sum(same_divergence(target, v) for v in verdicts)
     if result.reproduced == k:
         result.after = "open"
     elif result.reproduced:

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fuzzer import clock
 from fuzzer.campaign import arms, harness
 from fuzzer.campaign.arms import Plan
+from fuzzer.campaign.engine import Engine
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import InputError
@@ -32,9 +32,6 @@ from fuzzer.report.store import Store, now
 from fuzzer.triage import known
 from fuzzer.triage.confirm import Interpreter
 from fuzzer.triage.signature import SIGNATURE_K
-
-if TYPE_CHECKING:  # Ray is an optional extra: only a night on the ray engine loads it
-    from fuzzer.campaign.fleet import Fleet
 
 Log = Callable[[str], None]
 # Seconds one draft needs after its cause is recorded: the plain reproducer's check (a worker
@@ -247,7 +244,7 @@ class Context:
     pool: RunnerPool
     log: Log
     deadline: float | None = None
-    fleet: Fleet | None = None  # the Ray fleet when the engine is ray
+    engine: Engine = field(default_factory=Engine)  # where cases run (a Ray fleet, or here)
 
     def checkpoint(self) -> None:
         """Save the night between items (what a kill would otherwise lose: counts, the time
