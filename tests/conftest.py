@@ -57,9 +57,24 @@ def inductor_runner():
     runner.close()
 
 
+RAY_FILES = ("tests/test_fleet.py", "tests/test_fleet_nodes.py")
+# Files whose tests are each a night, a campaign or a deployment (tens of seconds apiece, no
+# module fixture worth sharing): each test is a unit of its own, so both workers share them.
+SPLIT_FILES = ("tests/test_nightly.py", "tests/test_confirm.py", "tests/test_deploy.py",
+               "tests/test_generation_total.py", "tests/test_capture.py")
+# ... except these, which share a module fixture's store and read what the one before left.
+IN_ORDER = ("tests/test_nightly.py::test_recheck_", "tests/test_nightly.py::test_findings_")
+# Handed out first (longest first, as measured under `make test`), so that no long unit starts
+# last and leaves the other worker idle.
+FIRST = (*RAY_FILES, "tests/test_gpu_smoke.py", *SPLIT_FILES, "tests/test_cli_promises.py",
+         "tests/test_strategies.py", "tests/test_triage.py")
+
+
 def pytest_collection_modifyitems(config, items):
     import torch
 
+    first = {name: rank for rank, name in enumerate(FIRST)}
+    items.sort(key=lambda item: first.get(item.nodeid.split("::")[0], len(first)))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device")
@@ -68,15 +83,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-RAY_FILES = ("tests/test_fleet.py", "tests/test_fleet_nodes.py")
-
-
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ``make test`` runs -n 2 --dist loadfile
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadfile``, but the Ray files are one unit: each starts a Ray cluster, and two
-    at once on CI's two cores would starve both. (``--dist loadgroup`` would say this with
-    marks, but pytest-xdist 3.8 cannot rename test ids under pytest 9.2, so its groups are
-    silently ignored.) A file's tests stay on one worker, in file order."""
+    """``--dist loadfile``, but the Ray files are one unit (each starts a Ray cluster, and two
+    at once on CI's two cores would starve both) and each test of ``SPLIT_FILES`` is a unit of
+    its own. (``--dist loadgroup`` would say this with marks, but pytest-xdist 3.8 cannot
+    rename test ids under pytest 9.2, so its groups are silently ignored.) Other files' tests
+    stay on one worker, in file order."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -84,6 +97,8 @@ def pytest_xdist_make_scheduler(config, log):
     class RayFilesTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
+            if scope in SPLIT_FILES and not nodeid.startswith(IN_ORDER):
+                return nodeid
             return RAY_FILES[0] if scope in RAY_FILES else scope
 
     return RayFilesTogether(config, log)
@@ -148,3 +163,23 @@ def night_settings(**fields) -> NightSettings:
     campaign = {k: fields.pop(k) for k in CAMPAIGN_FIELDS if k in fields}
     return NightSettings(campaign=campaign_settings(**campaign, **{
         k: fields.pop(k) for k in RECIPE_FIELDS if k in fields}), **fields)
+
+
+TWO_KNOBS = ("emulate_precision_casts", "backend=aot_eager")
+
+
+@pytest.fixture
+def few_knobs(monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
+    """The nightly takes its causes over two knobs instead of the full set: each knob is a
+    fresh compile, and the full set is what ``test_triage_and_the_nightly_give_one_bug_one_
+    signature`` and the triage tests exercise. The night's code path is otherwise unchanged."""
+    from functools import partial
+
+    from fuzzer.nightly import pipeline
+    from fuzzer.triage import signature
+    from fuzzer.triage.attribute import knob_named
+
+    monkeypatch.setattr(signature, "FULL_SET", frozenset(TWO_KNOBS))
+    monkeypatch.setattr(pipeline, "cause_of", partial(
+        signature.cause_of, knobs=[knob_named(name) for name in TWO_KNOBS]))
+    return TWO_KNOBS

@@ -279,8 +279,8 @@ def test_triage_confirm_with_gives_the_table_per_torch(fake_runner, tmp_path: Pa
     assert out["confirmed"]["fixed_in"] == "2.99.0" and not out["confirmed"]["drafted"]
 
 
-def test_a_nightly_with_confirm_with_drafts_only_what_every_named_torch_has(fake_runner,
-                                                                          tmp_path: Path) -> None:
+def test_a_nightly_with_confirm_with_drafts_only_what_every_named_torch_has(
+        fake_runner, tmp_path: Path, few_knobs) -> None:
     """Three planted causes, two other torches: one fixed on the newer (recorded as fixed
     upstream, counted, not drafted), one a newer build brought in that the older lacks (held
     back), one on every torch (drafted, its draft saying so per version)."""

@@ -352,3 +352,27 @@ def test_collect_env_is_read_from_the_night_cache(tmp_path, monkeypatch):
     fresh = tmp_path / "other" / "collect_env.txt"
     assert environment.collect_env_cached(fresh) == "PyTorch version: fresh"
     assert fresh.read_text() == "PyTorch version: fresh\n"
+
+
+def test_a_cases_surface_options_are_taken_back_one_by_one_and_the_draft_names_what_it_needs():
+    """The C++ GEMM surface's options each become a knob that turns one back (the template's
+    backend back to ATen), and the ablation names the one whose taking back made it vanish."""
+    from fuzzer.triage.attribute import Attribution, KnobResult, surface_knobs
+
+    options = {"freezing": True, "max_autotune": True, "max_autotune_gemm_backends": "CPP"}
+    case = tf.case_of_verdict(tf.e8m0_graph("float32", 3.0), kind="memory-unsafe")
+    case.recipe = Recipe("inductor", options)
+    knobs = {k.name: k.config for k in surface_knobs(case)}
+    assert knobs == {"surface:freezing=True": {"freezing": False},
+                     "surface:max_autotune=True": {"max_autotune": False},
+                     "surface:max_autotune_gemm_backends=CPP":
+                         {"max_autotune_gemm_backends": "ATEN"}}
+    outcomes = {"surface:freezing=True": "persists", "surface:max_autotune=True": "vanishes",
+                "surface:max_autotune_gemm_backends=CPP": "vanishes"}
+    attribution = Attribution(True, "memory-unsafe", [KnobResult(name, outcome)
+                                                      for name, outcome in outcomes.items()])
+    assert attribution.needs() == ["max_autotune=True", "max_autotune_gemm_backends=CPP"]
+    assert draft.ablation(attribution).splitlines()[0] == (
+        "Its surface's options, each taken back alone (fresh compiles): it **needs** "
+        "`max_autotune=True`, `max_autotune_gemm_backends=CPP` (vanishes without); taking "
+        "back `freezing=True` (persists).")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.workers import Runner
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph, op_chain
@@ -20,11 +21,10 @@ from fuzzer.triage.attribute import (
     Attribution,
     Knob,
     KnobResult,
-    RunnerPool,
     attribute,
     bisect_summary,
     knob_named,
-    triage,
+    run_bisect,
 )
 from fuzzer.triage.signature import signature
 from tests import triage_fakes as tf
@@ -105,14 +105,14 @@ def test_real_cpu_roundtrip_is_attributed_as_this_torch_behaves(inductor_runner)
         return
     assert case.verdict.kind == "int-flip", case.verdict.summary()
     pool = RunnerPool({"cpu": inductor_runner})
-    attribution = triage(case, pool, knobs=config_knobs(), bisect=True)
+    attribution = attribute(case, pool, config_knobs())
     got = outcomes(attribution)
     for knob in ("emulate_precision_casts", "cpp.simdlen=0", "fallback_by_default"):
         fixed = tf.inductor_keeps_roundtrip(**knob_named(knob).config)
         assert got[knob] == ("vanishes" if fixed else "persists"), (knob, attribution.knobs)
     assert got["backend=aot_eager"] == "vanishes"  # no Inductor, no fused round trip
     assert got["eager_numerics.division_rounding"] == "n/a"  # Triton-only, not run on the CPU
-    bisect = attribution.bisect
+    bisect = run_bisect(case)
     assert bisect["status"] == "found", bisect
     assert bisect["backend"] == "inductor"
     if got["emulate_precision_casts"] == "vanishes":
@@ -144,8 +144,7 @@ def test_bisector_results_read_as_one_line():
 
 def test_bisector_is_skipped_for_other_backends(pool):
     case = tf.planted_case("tests.fakes:uint8_plus_one", pool.get("cpu"))
-    attribution = triage(case, pool, knobs=[], bisect=True)
-    assert attribution.bisect["status"] == "skipped"
+    assert run_bisect(case)["status"] == "skipped"
 
 
 # ------------------------------------------------------------------ signature

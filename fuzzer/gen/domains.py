@@ -349,7 +349,8 @@ def applies(layout: str, shape: tuple[int, ...]) -> bool:
     if layout == "contiguous" or not shape or 0 in shape:
         return False
     laid = lay_out(torch.zeros(shape, dtype=torch.uint8), layout)
-    return not laid.is_contiguous() or laid.storage_offset() != 0
+    # bool(): newer torch stubs type the comparison as a SymBool
+    return bool(not laid.is_contiguous() or laid.storage_offset() != 0)
 
 
 def layouts_for(graph: Graph, node_id: int, written: set[int] | frozenset = frozenset()) \

@@ -252,7 +252,8 @@ def laid_out(t: torch.Tensor) -> bool:
     size-1 dimensions too, which ``is_contiguous`` ignores and the compiler does not (a shape
     (1,) input of stride 2 crashed AOTAutograd on 2.11 where stride 1 did not)."""
     canonical = torch.empty(t.shape, device="meta").stride()
-    return tuple(t.stride()) != tuple(canonical) or t.storage_offset() != 0
+    # bool(): newer torch stubs type the comparison as a SymBool
+    return bool(tuple(t.stride()) != tuple(canonical) or t.storage_offset() != 0)
 
 
 def tensor_expression(t: torch.Tensor) -> str:
