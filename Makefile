@@ -17,9 +17,10 @@ CASES ?= 40
 SEED ?=
 OUT ?= corpus
 ARGS ?=
-# pytest-xdist workers for `make test` (CI has two cores); a file's tests stay on one worker
-# (the Ray files share one: tests/conftest.py).
-JOBS ?= 2
+# pytest-xdist workers for `make test`: three on CI's two cores, since many tests spend their
+# time waiting on a worker process, a timeout or a Ray actor; a file's tests stay on one worker
+# except the long files' (tests/conftest.py). The 25 slowest tests are listed at the end.
+JOBS ?= 3
 
 .PHONY: setup run test lint typecheck bench clean
 
@@ -40,7 +41,7 @@ run: setup
 	status=$$?; [ $$status -le 1 ] || exit $$status
 
 test: setup
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile --durations=25 tests
 
 lint: setup
 	$(BIN)/ruff check fuzzer tests bench

@@ -171,8 +171,9 @@ TWO_KNOBS = ("emulate_precision_casts", "backend=aot_eager")
 @pytest.fixture
 def few_knobs(monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
     """The nightly takes its causes over two knobs instead of the full set: each knob is a
-    fresh compile, and the full set is what ``test_triage_and_the_nightly_give_one_bug_one_
-    signature`` and the triage tests exercise. The night's code path is otherwise unchanged."""
+    fresh compile, and the full set is what the triage tests and
+    ``test_triage_and_the_nightly_give_one_bug_one_signature`` exercise. The night's code path
+    is otherwise unchanged."""
     from functools import partial
 
     from fuzzer.nightly import pipeline

@@ -287,3 +287,21 @@ def test_signature_is_the_same_in_another_process(tmp_path):
                           str(tmp_path / "attr.json")], capture_output=True, text=True, env=env,
                          check=True).stdout.strip()
     assert out == signature(case, ATTRIBUTED)
+
+
+def test_a_knob_for_a_compiler_the_cases_path_does_not_run_is_not_applicable():
+    """A torch.compile backend on an AOTInductor case, or an Inductor option on the exported
+    program run with no compiler, cannot change it: "n/a", and nothing is run (no pool)."""
+    from dataclasses import replace
+
+    from fuzzer.execute.surface import Surface
+    from fuzzer.triage.attribute import flip
+
+    case = tf.case_of_verdict(tf.e8m0_graph())
+    aoti = replace(case, recipe=replace(case.recipe, surface=Surface(path="aoti", name="aoti")))
+    exported = replace(case, recipe=replace(case.recipe,
+                                            surface=Surface(path="export", name="export")))
+    assert flip(aoti, knob_named("backend=aot_eager"), pool=None).outcome == "n/a"
+    assert flip(exported, knob_named("emulate_precision_casts"), pool=None).outcome == "n/a"
+    assert not knob_named("emulate_precision_casts").idle_on(aoti)  # Inductor builds the package
+    assert not knob_named("backend=aot_eager").idle_on(case)  # torch.compile's own path

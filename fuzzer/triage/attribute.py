@@ -44,7 +44,7 @@ from fuzzer.execute.flags import Flags
 from fuzzer.execute.pool import OutOfTime, Runners, TaskRunner
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.runner import HARNESS_ERROR
-from fuzzer.execute.surface import DEPLOYED
+from fuzzer.execute.surface import DEPLOYED, UNBACKENDED, UNCOMPILED
 from fuzzer.execute.workers import _python_path
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
@@ -73,9 +73,15 @@ class Knob:
 
     def idle_on(self, case: Case) -> str:
         """Why flipping this knob cannot change ``case`` (empty when it can): it acts on another
-        device, its flags are already so, or eager ran no attention kernel to re-pin."""
+        device, on a compiler the case's path does not run, its flags are already so, or eager
+        ran no attention kernel to re-pin."""
         if not self.applies(case.device):
             return f"does not act on {Device(case.device).type}"
+        path = case.recipe.surface.path
+        if path in UNCOMPILED and (self.config or self.backend):
+            return f"the {path} path runs the exported program with no compiler"
+        if path in UNBACKENDED and self.backend:
+            return f"the {path} path takes no torch.compile backend"
         if not self.flags:
             return ""
         current = case.recipe.flags if case.recipe.flags is not None else Flags()
