@@ -59,7 +59,7 @@ def inductor_runner():
 
 RAY_FILES = ("tests/test_fleet.py", "tests/test_fleet_nodes.py")
 # Files whose tests are each a night, a campaign or a deployment (tens of seconds apiece, no
-# module fixture worth sharing): each test is a unit of its own, so both workers share them.
+# module fixture worth sharing): each test is a unit of its own, so the workers share them.
 SPLIT_FILES = ("tests/test_nightly.py", "tests/test_confirm.py", "tests/test_deploy.py",
                "tests/test_generation_total.py", "tests/test_capture.py")
 # ... except these, which share a module fixture's store and read what the one before left.
@@ -83,7 +83,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ``make test`` runs -n 2 --dist loadfile
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ``make test`` runs -n 3 --dist loadfile
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile``, but the Ray files are one unit (each starts a Ray cluster, and two
     at once on CI's two cores would starve both) and each test of ``SPLIT_FILES`` is a unit of

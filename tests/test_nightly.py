@@ -346,13 +346,13 @@ def _descendants(pid: int) -> list[int]:
 def test_night_killed_while_fuzzing_resumes_the_whole_night(tmp_path):
     """kill -9 of the driver and both workers in the middle of the campaign, then the same
     command again: the night resumes its campaign, every case file saved before the kill is kept
-    and processed once, no cause is drafted twice, and SUMMARY.md counts all 40 cases. (40, so
+    and processed once, no cause is drafted twice, and SUMMARY.md counts all 24 cases. (24, so
     that the kill lands mid-campaign even when reading the driver's lines lags behind.)"""
     import re
     import time
 
     reports = tmp_path / "reports"
-    cmd = [sys.executable, "-m", "fuzzer", "nightly", "--device", "cpu", "--cases", "40",
+    cmd = [sys.executable, "-m", "fuzzer", "nightly", "--device", "cpu", "--cases", "24",
            "--workers", "2", "--seed", "9", "--reports", str(reports),
            "--backend", "tests.fakes:uint8_plus_one", "--k", "1",
            "--max-findings", "2", "--no-bisect"]
@@ -374,7 +374,7 @@ def test_night_killed_while_fuzzing_resumes_the_whole_night(tmp_path):
     assert len(found) == 2, "the campaign did not save two findings before the deadline"
     (night_file,) = reports.glob("*/night.json")
     night = json.loads(night_file.read_text())
-    assert night["stage"] == "fuzz" and 2 <= night["cases"] < 40, night["cases"]
+    assert night["stage"] == "fuzz" and 2 <= night["cases"] < 24, night["cases"]
     night_id = f"{night['date']}#{night['run']}"
 
     resumed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
@@ -390,7 +390,7 @@ def test_night_killed_while_fuzzing_resumes_the_whole_night(tmp_path):
     drafted = [f.signature for f in findings if f.draft_path]
     assert len(drafted) == len(set(drafted)) == len(drafts_in(reports))  # one draft per cause
     summary = (night_file.parent / "SUMMARY.md").read_text()
-    assert re.search(r"^\| 40 \| [\d.]+ \| \d+s \|", summary, re.M), summary  # all 40 cases
+    assert re.search(r"^\| 24 \| [\d.]+ \| \d+s \|", summary, re.M), summary  # all 24 cases
     assert "**Clean night**" in summary
 
 
