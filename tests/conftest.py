@@ -94,6 +94,11 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    # pytest-xdist would hand out the units with the most tests first (``--loadscope-reorder``,
+    # its default), which puts test_ir's thousand quick tests first and the long single-test
+    # units last, where they end the run alone: keep FIRST's order instead.
+    config.option.loadscopereorder = False
+
     class RayFilesTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)

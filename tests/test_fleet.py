@@ -32,9 +32,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
     ray.shutdown()
 
 
-def settings(out: Path, backend: str, cases: int, **extra) -> Settings:
+def settings(out: Path, backend: str, cases: int, workers: int = 2, **extra) -> Settings:
+    """A fleet of ``workers`` actors; each actor start costs an interpreter, torch and a worker
+    (~9 CPU-seconds), so tests that need no second actor take one."""
     return campaign_settings(out=out, cases=cases, seed=9, backend=backend, draws=1, timeout=60,
-                             dtypes=("float32",), workers=2, **extra)
+                             dtypes=("float32",), workers=workers, **extra)
 
 
 def files(directory: Path) -> list[str]:
@@ -58,7 +60,7 @@ def test_ray_and_local_engines_keep_the_same_findings(tmp_path: Path) -> None:
     ("tests.fakes:segfault", "memory-unsafe", 60), ("tests.fakes:hang", "timeout", 3)])
 def test_compiler_crash_and_hang_are_findings_and_the_campaign_goes_on(
         tmp_path: Path, backend: str, kind: str, timeout: float) -> None:
-    s = settings(tmp_path, backend, 2)
+    s = settings(tmp_path, backend, 2, workers=1)  # the second case runs after the first's fault
     s.timeout = timeout
     summary, report = fleet.run_fleet(s)
     assert summary.findings == {kind: 2} and report.actor_deaths == 0  # the worker died, not
@@ -147,8 +149,8 @@ def test_an_actor_past_its_deadline_is_killed_only_when_it_does_not_answer_a_pin
 
 
 def test_resume_continues_from_the_ledger(tmp_path: Path) -> None:
-    first, _ = fleet.run_fleet(settings(tmp_path, "eager", 3))
-    again, report = fleet.run_fleet(settings(tmp_path, "eager", 5, resume=True))
+    first, _ = fleet.run_fleet(settings(tmp_path, "eager", 3, workers=1))
+    again, report = fleet.run_fleet(settings(tmp_path, "eager", 5, workers=1, resume=True))
     assert first.cases == 3 and again.cases == report.answered == 2
 
 

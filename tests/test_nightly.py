@@ -282,9 +282,12 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path, few_knobs):
     seeded_case(inductor_runner, (0.5002, 0.25, 0.70001, 0.50003), corpus)
     no_known = tmp_path / "no-known.toml"  # drafted here; the packaged file is checked below
     no_known.write_text("")
+    # The night's own campaign runs eager: the real Inductor case is the seeded one, minimized,
+    # triaged and drafted on the real compiler; a real campaign is test_e2e_inductor's (each of
+    # the two nights would otherwise start and warm an Inductor worker of its own, ~20 s).
     settings = night_settings(reports=reports, device="cpu", cases=1, seed=7, k=1,
                              max_findings=1, bisect=False, date="2030-01-01", grammar="vision",
-                             dtypes=("float32",), known_file=no_known)
+                             dtypes=("float32",), known_file=no_known, backend="eager")
     pool = RunnerPool({"cpu": inductor_runner})
     lines: list[str] = []
     first = run_night(settings, log=lines.append, pool=pool)
