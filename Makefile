@@ -19,7 +19,8 @@ OUT ?= corpus
 ARGS ?=
 # pytest-xdist workers for `make test`: three on CI's two cores, since many tests spend their
 # time waiting on a worker process, a timeout or a Ray actor; a file's tests stay on one worker
-# except the long files' (tests/conftest.py). The 25 slowest tests are listed at the end.
+# except the long files' (tests/conftest.py); four were slower than three (§34). The 25
+# slowest tests are listed at the end.
 JOBS ?= 3
 
 .PHONY: setup run test lint typecheck bench clean
