@@ -290,8 +290,9 @@ def test_signature_is_the_same_in_another_process(tmp_path):
 
 
 def test_a_knob_for_a_compiler_the_cases_path_does_not_run_is_not_applicable():
-    """A torch.compile backend on an AOTInductor case, or an Inductor option on the exported
-    program run with no compiler, cannot change it: "n/a", and nothing is run (no pool)."""
+    """A torch.compile backend on a deployed case (AOTInductor, or the exported program compiled
+    with Inductor), or an Inductor option on the exported program run with no compiler, cannot
+    change it: "n/a", and nothing is run (no pool)."""
     from dataclasses import replace
 
     from fuzzer.execute.surface import Surface
@@ -301,7 +302,12 @@ def test_a_knob_for_a_compiler_the_cases_path_does_not_run_is_not_applicable():
     aoti = replace(case, recipe=replace(case.recipe, surface=Surface(path="aoti", name="aoti")))
     exported = replace(case, recipe=replace(case.recipe,
                                             surface=Surface(path="export", name="export")))
+    inductor = replace(case, recipe=replace(
+        case.recipe, surface=Surface(path="export-inductor")))
     assert flip(aoti, knob_named("backend=aot_eager"), pool=None).outcome == "n/a"
+    # torch.compile of the exported program takes Inductor, not the recipe's backend
+    assert flip(inductor, knob_named("backend=aot_eager"), pool=None).outcome == "n/a"
+    assert not knob_named("emulate_precision_casts").idle_on(inductor)
     assert flip(exported, knob_named("emulate_precision_casts"), pool=None).outcome == "n/a"
     assert not knob_named("emulate_precision_casts").idle_on(aoti)  # Inductor builds the package
     assert not knob_named("backend=aot_eager").idle_on(case)  # torch.compile's own path

@@ -41,7 +41,6 @@ PROMISES = ("", "strict", "batch-invariant")
 # exported graph compiled by torch.compile).
 PATHS = ("compile", "export-raw", "export", "export-inductor", "aoti")
 UNCOMPILED = ("export-raw", "export")  # paths that run the exported program with no compiler
-UNBACKENDED = ("aoti",)  # paths that build with Inductor but take no torch.compile backend
 ORIGINAL = ("dynamic", "mode", "training")  # the fields every case file has always recorded
 
 

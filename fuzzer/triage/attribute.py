@@ -44,7 +44,7 @@ from fuzzer.execute.flags import Flags
 from fuzzer.execute.pool import OutOfTime, Runners, TaskRunner
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.runner import HARNESS_ERROR
-from fuzzer.execute.surface import DEPLOYED, UNBACKENDED, UNCOMPILED
+from fuzzer.execute.surface import DEPLOYED, UNCOMPILED
 from fuzzer.execute.workers import _python_path
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
@@ -77,11 +77,11 @@ class Knob:
         ran no attention kernel to re-pin."""
         if not self.applies(case.device):
             return f"does not act on {Device(case.device).type}"
-        path = case.recipe.surface.path
-        if path in UNCOMPILED and (self.config or self.backend):
-            return f"the {path} path runs the exported program with no compiler"
-        if path in UNBACKENDED and self.backend:
-            return f"the {path} path takes no torch.compile backend"
+        surface = case.recipe.surface
+        if surface.path in UNCOMPILED and (self.config or self.backend):
+            return f"the {surface.path} path runs the exported program with no compiler"
+        if surface.deployed and self.backend:  # Recipe.compile: a deployment ignores it
+            return f"the {surface.path} path compiles with Inductor whatever the backend"
         if not self.flags:
             return ""
         current = case.recipe.flags if case.recipe.flags is not None else Flags()
