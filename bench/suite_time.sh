@@ -23,18 +23,19 @@ case "$mode" in
     root=/sys/fs/cgroup/cpuacct/numfuzz-suite
     mkdir -p "$root" || { echo "suite_time.sh files: needs cgroup v1 cpuacct as root" >&2; exit 2; }
     export root venv
-    one() {  # one file in its own cgroup: name, wall s, CPU s (its Ray daemons and workers too)
+    one() {  # one file in its own cgroup: name, wall s, CPU s (its Ray daemons and workers
+             # too), and pytest's last line
       local name cg t0
       name=$(basename "$1" .py); cg=$root/$name
       mkdir -p "$cg" && echo 0 > "$cg/cpuacct.usage"
       t0=$(date +%s)
       bash -c "echo \$\$ > $cg/cgroup.procs; exec $venv/bin/python -m pytest -q -p no:cacheprovider $1" \
         > "/tmp/suite_time-$name.log" 2>&1 || true
-      printf '%s\t%s\t%s\n' "$name" "$(( $(date +%s) - t0 ))" \
-        "$(( $(cat "$cg/cpuacct.usage") / 1000000000 ))"
+      printf '%s\t%s\t%s\t%s\n' "$name" "$(( $(date +%s) - t0 ))" \
+        "$(( $(cat "$cg/cpuacct.usage") / 1000000000 ))" "$(tail -n 1 "/tmp/suite_time-$name.log")"
     }
     export -f one
-    printf 'file\twall_s\tcpu_s\n'
+    printf 'file\twall_s\tcpu_s\tpytest\n'  # a failing file's time is no measure: read the last column
     ls tests/test_*.py | xargs -P 2 -I{} bash -c 'one {}' | sort -t$'\t' -k3 -n -r
     ;;
   *) sed -n 2,8p "$0" >&2; exit 2 ;;
