@@ -25,10 +25,14 @@ JOBS ?= 3
 
 .PHONY: setup run test lint typecheck bench clean
 
+# pip writes the bytecode of what it installs on one core (30 s of the install here);
+# compileall writes the same on every core (bench/results/35-suite-time.md). A file that does not
+# compile gets no bytecode, as under pip: Python compiles it when, if ever, it is imported.
 $(BIN)/numfuzz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -q "$(TORCH)"
-	$(PIP) install -q -e ".[dev,ray]"
+	$(PIP) install -q --no-compile "$(TORCH)"
+	$(PIP) install -q --no-compile -e ".[dev,ray]"
+	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib > /dev/null || true
 	touch $@
 
 setup: $(BIN)/numfuzz

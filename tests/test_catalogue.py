@@ -26,6 +26,7 @@ from fuzzer.reduce.repro import repro_source, write_repro
 from fuzzer.reduce.snippet import snippet_source
 from fuzzer.triage.attribute import attribute
 from fuzzer.triage.signature import signature_fields
+from tests import triage_fakes as tf
 from tests.conftest import run_repro
 
 
@@ -161,9 +162,10 @@ def test_triage_says_which_option_of_its_surface_a_divergence_needs(fake_runner)
     freezing = Recipe("tests.fakes:inf_when_freezing").on(surface.CATALOGUE["freezing"])
     case = judged(graph, inputs, freezing, fake_runner)
     assert case.verdict.kind == Kind.NONFINITE
-    attribution = attribute(case, RunnerPool({"cpu": fake_runner}, warmup=False))
+    attribution = attribute(case, RunnerPool({"cpu": fake_runner}, warmup=False),
+                            tf.worker_free_knobs())
     assert attribution.needs() == ["freezing=True"], attribution.to_dict()
     assert signature_fields(case, attribution)["needs"] == ["freezing=True"]
     plain = replace(case, recipe=Recipe("tests.fakes:inject_inf"))
     assert "needs" not in signature_fields(plain, attribute(
-        plain, RunnerPool({"cpu": fake_runner}, warmup=False)))
+        plain, RunnerPool({"cpu": fake_runner}, warmup=False), tf.worker_free_knobs()))

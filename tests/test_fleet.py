@@ -162,8 +162,8 @@ def test_gpu_slots_are_the_cluster_gpus_and_mixed_versions_are_refused() -> None
     assert "2.11.0, 2.13.0" in fleet.mixed_versions([*same, {"torch": "2.11.0"}])
 
 
-def test_the_nightly_on_ray_fuzzes_and_minimizes_on_the_fleet(tmp_path: Path,
-                                                              monkeypatch) -> None:
+def test_the_nightly_on_ray_fuzzes_and_minimizes_on_the_fleet(tmp_path: Path, monkeypatch,
+                                                              few_knobs) -> None:
     from fuzzer.nightly.job import run_night
     from fuzzer.report.store import Store
 
@@ -179,7 +179,7 @@ def test_the_nightly_on_ray_fuzzes_and_minimizes_on_the_fleet(tmp_path: Path,
     no_known.write_text("")
     settings = night_settings(reports=tmp_path / "reports", device="cpu", cases=4, seed=9, k=1,
                              bisect=False, date="2030-02-01", dtypes=("float32",),
-                             backend="tests.fakes:uint8_plus_one", workers=2, engine="ray",
+                             backend="tests.fakes:uint8_plus_one", workers=1, engine="ray",
                              known_file=no_known)
     lines: list[str] = []
     summary = run_night(settings, log=lines.append)

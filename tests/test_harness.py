@@ -182,7 +182,7 @@ def test_stale_temp_files_of_a_dead_driver_are_swept(tmp_path: Path) -> None:
 
 
 def test_a_finding_that_fails_triage_is_a_harness_error_of_a_night_that_goes_on(
-        monkeypatch, fake_runner, tmp_path: Path) -> None:
+        monkeypatch, fake_runner, tmp_path: Path, few_knobs) -> None:
     reports = tmp_path / "reports"
     for scale in (3.0, 5.0):  # two findings: the first fails in triage, the second goes through
         case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner, scale=scale)
@@ -228,7 +228,7 @@ def test_a_clean_night_says_so(fake_runner, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("stage", ["drafting", "recheck"])
 def test_drafting_and_recheck_failures_are_counted(monkeypatch, fake_runner, tmp_path: Path,
-                                                   stage: str) -> None:
+                                                   stage: str, few_knobs) -> None:
     reports = tmp_path / "reports"
     case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
     case.save(reports / "corpus" / case.file_name())

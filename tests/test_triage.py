@@ -105,7 +105,7 @@ def test_real_cpu_roundtrip_is_attributed_as_this_torch_behaves(inductor_runner)
         return
     assert case.verdict.kind == "int-flip", case.verdict.summary()
     pool = RunnerPool({"cpu": inductor_runner})
-    attribution = attribute(case, pool, config_knobs())
+    attribution = attribute(case, pool, tf.worker_free_knobs())
     got = outcomes(attribution)
     for knob in ("emulate_precision_casts", "cpp.simdlen=0", "fallback_by_default"):
         fixed = tf.inductor_keeps_roundtrip(**knob_named(knob).config)
@@ -118,13 +118,6 @@ def test_real_cpu_roundtrip_is_attributed_as_this_torch_behaves(inductor_runner)
     if got["emulate_precision_casts"] == "vanishes":
         assert "emulate_precision_casts" in bisect["subsystem"]
     assert any(step.startswith("aot_eager/") for step in bisect["steps"])
-
-
-def config_knobs() -> list[Knob]:
-    """Every knob except those needing a worker of their own (tested above with a fake)."""
-    from fuzzer.triage.attribute import KNOBS
-
-    return [k for k in KNOBS if not k.env]
 
 
 def test_bisector_results_read_as_one_line():

@@ -243,8 +243,8 @@ def test_issue_references() -> None:
 # ------------------------------------------------------------------ a night
 
 
-def test_a_known_fix_come_back_is_a_finding_and_a_wontfix_cause_is_known(fake_runner,
-                                                                        tmp_path: Path) -> None:
+def test_a_known_fix_come_back_is_a_finding_and_a_wontfix_cause_is_known(
+        fake_runner, tmp_path: Path, few_knobs) -> None:
     reports = tmp_path / "reports"
     planted = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
     os.utime(planted.save(reports / "corpus" / planted.file_name()), (1_000_000, 1_000_000))

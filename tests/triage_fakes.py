@@ -111,6 +111,15 @@ def inductor_keeps_roundtrip(**config) -> bool:
     return torch.equal(compiled, fn(x))
 
 
+def worker_free_knobs() -> list:
+    """Every knob except those that need a worker of their own (an environment variable read at
+    import: a fresh interpreter, about 6 CPU-seconds on two cores): for tests whose claim is about
+    other knobs. ``test_environment_knob_gets_its_own_worker`` covers the ones left out."""
+    from fuzzer.triage.attribute import KNOBS
+
+    return [k for k in KNOBS if not k.env]
+
+
 def judged_case(graph: Graph, inputs: dict[str, torch.Tensor], backend: str, runner,
                 config: dict | None = None) -> Case:
     """A case whose verdict comes from actually running it (never written by hand)."""
