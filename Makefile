@@ -17,11 +17,12 @@ CASES ?= 40
 SEED ?=
 OUT ?= corpus
 ARGS ?=
-# pytest-xdist workers for `make test`: three on CI's two cores, since many tests spend their
-# time waiting on a worker process, a timeout or a Ray actor; a file's tests stay on one worker
-# except the long files' (tests/conftest.py); four were slower than three (§34). The 25
-# slowest tests are listed at the end.
-JOBS ?= 3
+# pytest-xdist workers for `make test`: two, one per core of CI's two. The suite is CPU-bound,
+# and each worker more costs its own interpreter, zygote and fixtures and slows every test beside
+# it: side by side, two workers took 717 s and three 809 s (§35), four were slower still (§34).
+# A file's tests stay on one worker except the long files' (tests/conftest.py). The 25 slowest
+# tests are listed at the end.
+JOBS ?= 2
 
 .PHONY: setup run test lint typecheck bench clean
 
