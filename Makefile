@@ -18,8 +18,9 @@ SEED ?=
 OUT ?= corpus
 ARGS ?=
 # pytest-xdist workers for `make test`: two, one per core of CI's two. The suite is CPU-bound,
-# and each worker more costs its own interpreter, zygote and fixtures and slows every test beside
-# it: side by side, two workers took 717 s and three 809 s (§35), four were slower still (§34).
+# and each worker more costs its own interpreter, zygote and fixtures: side by side in a warm
+# venv two workers took 717 s and three 809 s; from fresh clones 910 s and 896 s, within this
+# machine's noise (§35); four were slower than three (§34).
 # A file's tests stay on one worker except the long files' (tests/conftest.py). The 25 slowest
 # tests are listed at the end.
 JOBS ?= 2
