@@ -83,7 +83,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ``make test`` runs -n 2 --dist loadfile
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ``make test`` runs -n 3 --dist loadfile
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile``, but the Ray files are one unit (each starts a Ray cluster, and two
     at once on CI's two cores would starve both) and each test of ``SPLIT_FILES`` is a unit of
