@@ -19,8 +19,8 @@ OUT ?= corpus
 ARGS ?=
 # pytest-xdist workers for `make test`: three on CI's two cores. The suite is CPU-bound, but
 # some tests wait (a timeout, a Ray actor, a hung worker) and a third worker fills that core:
-# from fresh clones two workers took 910 s and 927 s (the cores 91% busy) and three 870 s and
-# 896 s (95%); in a warm venv two were faster (717 s against 809 s), but CI is a fresh clone
+# from fresh clones two workers took 910 s and 927 s (the cores 91% busy) and three 870, 896
+# and 850 s (95%); in a warm venv two were faster (717 s against 809 s), but CI is a fresh clone
 # (§35). Four were slower than three (§34). A file's tests stay on one worker except the long
 # files' (tests/conftest.py). The 25 slowest tests are listed at the end.
 JOBS ?= 3

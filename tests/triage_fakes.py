@@ -114,7 +114,8 @@ def inductor_keeps_roundtrip(**config) -> bool:
 def worker_free_knobs() -> list:
     """Every knob except those that need a worker of their own (an environment variable read at
     import: a fresh interpreter, about 6 CPU-seconds on two cores): for tests whose claim is about
-    other knobs. ``test_environment_knob_gets_its_own_worker`` covers the ones left out."""
+    other knobs. ``test_environment_knob_gets_its_own_worker`` tests the path the ones left out
+    take, with knobs of its own."""
     from fuzzer.triage.attribute import KNOBS
 
     return [k for k in KNOBS if not k.env]
