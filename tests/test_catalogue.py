@@ -16,7 +16,6 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.errors import CaseError
 from fuzzer.execute import surface
-from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.gen.grammar import Builder
@@ -24,7 +23,6 @@ from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import Kind
 from fuzzer.reduce.repro import repro_source, write_repro
 from fuzzer.reduce.snippet import snippet_source
-from fuzzer.triage.attribute import attribute
 from fuzzer.triage.signature import signature_fields
 from tests import triage_fakes as tf
 from tests.conftest import run_repro
@@ -162,10 +160,8 @@ def test_triage_says_which_option_of_its_surface_a_divergence_needs(fake_runner)
     freezing = Recipe("tests.fakes:inf_when_freezing").on(surface.CATALOGUE["freezing"])
     case = judged(graph, inputs, freezing, fake_runner)
     assert case.verdict.kind == Kind.NONFINITE
-    attribution = attribute(case, RunnerPool({"cpu": fake_runner}, warmup=False),
-                            tf.worker_free_knobs())
+    attribution = tf.attributed(case, fake_runner)
     assert attribution.needs() == ["freezing=True"], attribution.to_dict()
     assert signature_fields(case, attribution)["needs"] == ["freezing=True"]
     plain = replace(case, recipe=Recipe("tests.fakes:inject_inf"))
-    assert "needs" not in signature_fields(plain, attribute(
-        plain, RunnerPool({"cpu": fake_runner}, warmup=False), tf.worker_free_knobs()))
+    assert "needs" not in signature_fields(plain, tf.attributed(plain, fake_runner))

@@ -16,7 +16,6 @@ import torch
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.execute import surface
-from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import Task
 from fuzzer.gen.grammar import Builder
@@ -25,7 +24,6 @@ from fuzzer.judge import rules, semantics
 from fuzzer.judge.kinds import Kind
 from fuzzer.reduce.repro import write_repro
 from fuzzer.reduce.snippet import snippet_source
-from fuzzer.triage.attribute import attribute
 from fuzzer.triage.signature import signature_fields
 from tests import triage_fakes as tf
 from tests.conftest import python, run_repro
@@ -69,8 +67,7 @@ def test_an_export_that_drops_a_buffer_write_is_a_wrong_state_found_in_export(
                   fake_runner)
     assert case.verdict.is_finding and "after the call" in case.verdict.summary(), \
         case.verdict.summary()
-    attribution = attribute(case, RunnerPool({"cpu": fake_runner}, warmup=False),
-                            tf.worker_free_knobs())
+    attribution = tf.attributed(case, fake_runner)
     assert attribution.stage() == "export (tracing and functionalization)", attribution.knobs
     assert signature_fields(case, attribution)["stage"] == attribution.stage()
     back = Case.load(case.save(tmp_path / "case.pt"))
@@ -91,8 +88,7 @@ def test_a_package_that_loads_a_constant_wrong_is_found_in_aotinductor_alone(
     assert case.verdict.kind == Kind.ACCURACY, case.verdict.summary()
     # the package keeps the buffer it writes: not judged, and said so
     assert "not judged: an AOTInductor package keeps the buffers" in case.verdict.message
-    attribution = attribute(case, RunnerPool({"cpu": fake_runner}, warmup=False),
-                            tf.worker_free_knobs())
+    attribution = tf.attributed(case, fake_runner)
     assert attribution.stage().startswith("AOTInductor's own"), attribution.knobs
     assert [k.outcome for k in attribution.knobs if k.knob.startswith("stage:")] == \
         ["vanishes"] * 3
@@ -109,9 +105,7 @@ def test_a_stage_that_fails_on_a_program_every_earlier_stage_runs_is_a_crash(fak
     graph, inputs = running_mean()
     case = judged(graph, inputs, on("aoti", "tests.fakes:package_fails_to_build"), fake_runner)
     assert case.verdict.kind == Kind.CRASH and "package build failed" in case.verdict.message
-    fields = signature_fields(case, attribute(case, RunnerPool({"cpu": fake_runner},
-                                                               warmup=False),
-                                              tf.worker_free_knobs()))
+    fields = signature_fields(case, tf.attributed(case, fake_runner))
     assert fields["error"][0] == "RuntimeError" and fields["stage"].startswith("AOTInductor")
 
 

@@ -10,6 +10,7 @@ import random
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -20,6 +21,9 @@ from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.verdict import Verdict
 from tests.fakes import _driver, uint8_plus_one
+
+if TYPE_CHECKING:
+    from fuzzer.triage.attribute import Attribution, Knob
 
 FIXED_ENV = "NUMFUZZ_TEST_BUG_FIXED"
 _calls = {"n": 0}
@@ -111,7 +115,7 @@ def inductor_keeps_roundtrip(**config) -> bool:
     return torch.equal(compiled, fn(x))
 
 
-def worker_free_knobs() -> list:
+def worker_free_knobs() -> list[Knob]:
     """Every knob except those that need a worker of their own (an environment variable read at
     import: a fresh interpreter, about 6 CPU-seconds on two cores): for tests whose claim is about
     other knobs. ``test_environment_knob_gets_its_own_worker`` tests the path the ones left out
@@ -119,6 +123,15 @@ def worker_free_knobs() -> list:
     from fuzzer.triage.attribute import KNOBS
 
     return [k for k in KNOBS if not k.env]
+
+
+def attributed(case: Case, runner) -> Attribution:
+    """``attribute`` over ``worker_free_knobs()`` on ``runner`` alone (its surface and stage
+    knobs included, as always): what a test of those reads."""
+    from fuzzer.execute.pool import RunnerPool
+    from fuzzer.triage.attribute import attribute
+
+    return attribute(case, RunnerPool({"cpu": runner}, warmup=False), worker_free_knobs())
 
 
 def judged_case(graph: Graph, inputs: dict[str, torch.Tensor], backend: str, runner,
