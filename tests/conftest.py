@@ -14,12 +14,16 @@ import pytest
 from fuzzer import clock
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.ledger import campaigns_in
-from fuzzer.execute import zygote
+from fuzzer.execute import workers, zygote
 from fuzzer.execute.recipe import Recipe, trust_backend
 from fuzzer.execute.surface import Surface
 from fuzzer.execute.workers import Runner
 from fuzzer.nightly.night import NightSettings
 from tests import fakes, gpu_fakes, triage_fakes
+
+# The suite's campaigns (CLI runs, nights in subprocesses) run one worker unless a test says
+# otherwise: the machine's default (one per core) would start a worker per core in every test.
+os.environ.setdefault(workers.WORKERS_ENV, "1")
 
 # The suite's own fake backends are trusted, as a user trusts one with --trust-backend: case
 # files naming them load. Every other module:function backend in a file is still refused.

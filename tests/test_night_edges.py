@@ -15,7 +15,8 @@ from fuzzer.campaign import fleet, loop
 from fuzzer.errors import InputError
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.judge.kinds import Kind
-from fuzzer.nightly import drafts, pipeline, summary
+from fuzzer.nightly import drafts, lanes, pipeline, summary
+from fuzzer.nightly.backlog import served
 from fuzzer.nightly.night import Context, Night, open_night
 from fuzzer.nightly.pipeline import finding_for
 from fuzzer.report.store import Store
@@ -59,17 +60,19 @@ def test_a_minimized_case_that_reproduces_0_of_k_is_no_cause(night, monkeypatch)
     assert row["outcome"].startswith("not reproducible: the minimized case reproduced 0/3")
 
 
-def test_a_case_left_short_tonight_is_not_started_again_by_the_second_pass(night, monkeypatch):
+def test_a_case_left_short_tonight_is_not_started_again_the_same_night(night, monkeypatch):
     ctx, _, path = night
     started = []
 
     def left_short(ctx, path, key):
-        started.append(key)
-        return False  # the minimizer's budget ran out short of its fixpoint
+        started.append(key)  # the minimizer's budget ran out short of its fixpoint
+        return pipeline.Result("failed", "the minimizer stopped short of its fixpoint")
 
     monkeypatch.setattr(pipeline, "_process_one", left_short)
-    pipeline.process(ctx)
+    lanes.process(ctx)
     assert started == [path.name] and ctx.night.backlog == 1
+    assert ctx.store.attempts(path.name) == (1, 1)  # one failed attempt: not parked yet
+    assert ctx.store.processed(ctx.night.id, path.name) is None
 
 
 def test_a_draft_an_earlier_night_claimed_but_never_wrote_is_drafted_tonight(night, fake_runner,
@@ -170,11 +173,12 @@ def test_a_stage_a_kill_cut_short_counts_its_time_on_resume(tmp_path):
     assert resumed.timed_stage == "" and resumed.stage_since == 0.0
 
 
-def test_a_night_minimizes_one_case_of_each_class_before_a_second(tmp_path) -> None:
-    """By value class first (silent wrong values on ordinary inputs before crashes), and within
-    a class in turns: a night short of time once spent all of it on its non-finite findings and
-    reached none of its 35 crashes (RESULTS §24). Crashes are told apart by exception type and
-    innermost frames: 17 ``as_strided`` lowering errors wait behind one of each other crash."""
+def test_a_night_minimizes_one_case_of_each_bucket_value_class_first(tmp_path) -> None:
+    """By value class first (silent wrong values on ordinary inputs before crashes), and one
+    representative per bucket: a night short of time once spent all of it on its non-finite
+    findings and reached none of its 35 crashes (RESULTS §24). Crashes are told apart by
+    exception type, innermost frames and message stem: 17 ``as_strided`` lowering errors are one
+    bucket, settled by checks once one of them is minimized."""
     from fuzzer.judge.verdict import Verdict
 
     graph = tf.e8m0_graph()
@@ -197,6 +201,10 @@ def test_a_night_minimizes_one_case_of_each_class_before_a_second(tmp_path) -> N
              saved("nonfinite2", Verdict(Kind.NONFINITE, 0, out)),
              saved("flip", Verdict(Kind.INT_FLIP, 0, out)),
              saved("nonfinite3", Verdict(Kind.NONFINITE, 0, out))]
-    order = [p.stem for p in pipeline.in_turns(files)]
-    assert order == ["nonfinite1", "flip", "nonfinite2", "nonfinite3", "bounds1", "compile",
-                     "bounds2"], order
+    with Store.in_reports(tmp_path / "reports") as store:
+        order = [p.stem for p in served(tmp_path, store)]
+    # Value class first; one bucket per divergence (the two as_strided crashes differ only in a
+    # number: one bucket), its members' cheap checks as soon as its representative settled.
+    assert order == ["nonfinite1", "nonfinite2", "nonfinite3", "flip", "bounds1", "bounds2",
+                     "compile"], order
+    assert len(files) == len(order)

@@ -18,9 +18,9 @@ from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
-from fuzzer.nightly import pipeline
+from fuzzer.nightly.backlog import served
 from fuzzer.report import ranking
-from fuzzer.report.store import Finding
+from fuzzer.report.store import Finding, Store
 from fuzzer.triage import known, locate, value
 from fuzzer.triage.signature import FAMILY, signature_fields
 
@@ -103,7 +103,8 @@ def test_the_nightly_minimizes_by_value_class_first_both_ways(tmp_path: Path) ->
                                ("edge-accuracy", Kind.ACCURACY, [1e-40, 1.0, 1.0, 1.0])):
         files[name] = _case(kind, values).save(tmp_path / f"{name}.pt")
         os.utime(files[name], (1_000_000, 1_000_000))
-    order = [p.stem for p in pipeline.in_turns(sorted(files.values()))]
+    with Store.in_reports(tmp_path / "reports") as store:
+        order = [p.stem for p in served(tmp_path, store)]
     assert order.index("plain-nonfinite") < order.index("edge-nonfinite")
     assert order.index("plain-accuracy") < order.index("edge-accuracy")
     assert order[-1] == "zero"

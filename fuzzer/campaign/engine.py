@@ -18,6 +18,7 @@ from fuzzer.campaign.settings import Settings
 if TYPE_CHECKING:  # Ray is an optional extra: only the ray engine loads it
     from fuzzer.campaign.fleet import Fleet
     from fuzzer.execute.pool import TaskRunner
+    from fuzzer.execute.workers import Runner
 
 ENGINES = ("local", "ray")
 
@@ -44,13 +45,15 @@ class Engine:
             engine.fleet = start_fleet(settings, address)
         return engine
 
-    def run(self, settings: Settings, on_outcome: Callable[[Outcome], None] | None = None
-            ) -> Summary:
-        """One campaign on this engine; the fleet's counts land in ``report``."""
+    def run(self, settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
+            between: Callable[[int, Runner], None] | None = None) -> Summary:
+        """One campaign on this engine; the fleet's counts land in ``report``. ``between``:
+        called by each local worker thread between cases (``campaign.local.run_campaign``); a
+        fleet's actors have no such point."""
         if self.name != "ray":
             from fuzzer.campaign.local import run_campaign
 
-            return run_campaign(settings, on_outcome=on_outcome)
+            return run_campaign(settings, on_outcome=on_outcome, between=between)
         from fuzzer.campaign.fleet import run_fleet
 
         summary, done = run_fleet(settings, self.address, on_outcome=on_outcome,

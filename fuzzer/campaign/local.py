@@ -48,8 +48,11 @@ class Ran:
 
 
 def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
-                 should_stop: Callable[[], bool] = lambda: False) -> Summary:
+                 should_stop: Callable[[], bool] = lambda: False,
+                 between: Callable[[int, Runner], None] | None = None) -> Summary:
     """Fuzz until the case count or time budget is spent; each finding is saved on arrival.
+    ``between(slot, runner)`` is called by each worker thread before it takes a case: the
+    nightly's lanes process raw findings there, on that worker (``nightly.lanes``).
 
     A case that fails in numfuzz itself is a harness error of that case (``harness``) and the
     campaign goes on; it stops early, with ``Summary.stopped`` saying why, only when the harness
@@ -74,8 +77,11 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
                         env=worker_env(settings))
         runners.append(runner)
         try:
-            while not failures and not halt.is_set() \
-                    and (index := loop.next_index()) is not None:
+            while not failures and not halt.is_set():
+                if between is not None:
+                    between(slot, runner)
+                if halt.is_set() or (index := loop.next_index()) is None:
+                    break
                 results.put(run_one(settings, runner, index, pool))
         except HarnessError as err:  # this machine cannot run cases: stop every worker
             failures.append(err)

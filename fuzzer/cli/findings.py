@@ -224,7 +224,9 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
 @main.command("nightly")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
               show_default=True)
-@click.option("--time", "duration", help="Budget for the whole night (e.g. 6h); fuzzing gets 70%.")
+@click.option("--time", "duration", help="Budget for the whole night (e.g. 6h); the campaign "
+                                         "runs in the first 80%, raw findings processed beside "
+                                         "it.")
 @click.option("--cases", type=click.IntRange(min=1), help="Fuzz this many cases.")
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
@@ -239,13 +241,17 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
 @click.option("--max-calls", type=click.IntRange(min=1), default=400, show_default=True,
               help="Minimizer oracle calls per finding (as numfuzz minimize); a case whose "
                    "minimizer stops short of its fixpoint carries on the next night.")
-@click.option("--max-findings", type=click.IntRange(min=0), default=20, show_default=True,
-              help="New case files minimized per night; the rest wait for the next.")
+@click.option("--max-findings", type=click.IntRange(min=0),
+              help="Raw findings minimized in full per night (one per bucket of like raw "
+                   "findings; the others are checked against its cause); the rest wait "
+                   "[default: no cap: as many as the night's time allows].")
 @click.option("--knobs", help="No effect, kept for existing cron lines (names are still "
                               "checked): the nightly always tries every knob, since a cause's "
                               "signature is taken over the full set.")
 @click.option("--no-bisect", is_flag=True, help="Skip torch's CompilerBisector for new findings.")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Lanes: worker processes, each fuzzing or processing raw findings as the "
+                   "backlog asks [default: as run --help says].")
 @click.option("--timeout", type=float, default=300, show_default=True)
 @click.option("--policy", type=click.Choice(POLICIES), default="float64", show_default=True,
               help="What the night's campaign judges discrete flips against (see run --help).")
@@ -266,8 +272,9 @@ def _print_attribution(case: Case, attribution: Attribution, sig: str | None,
 @CONFIRM_WITH
 def nightly_command(device: str, duration: str | None, cases: int | None, reports: Path,
                     corpus: Path | None, seed: int | None, backend: str, grammar: str, k: int,
-                    max_calls: int, max_findings: int, knobs: str | None, no_bisect: bool,
-                    workers: int, timeout: float, policy: str, max_drafts: int,
+                    max_calls: int, max_findings: int | None, knobs: str | None,
+                    no_bisect: bool,
+                    workers: int | None, timeout: float, policy: str, max_drafts: int,
                     strategies: tuple[str, ...], engine: str, ray_address: str | None,
                     known_file: Path | None, dynamic: bool, mode: str,
                     inductor_config: tuple[str, ...], training: bool,
@@ -289,6 +296,10 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
     if corpus is not None:
         writable(corpus, "--corpus")
     device = resolve_device(device)
+    if workers is None:
+        from fuzzer.execute.workers import default_workers
+
+        workers = default_workers(device)
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
     chosen = surfaces_of(surfaces, pinned_surface(dynamic, mode, training, inductor_config),
                          plan_file)

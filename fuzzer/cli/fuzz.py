@@ -53,8 +53,9 @@ if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays
 @click.option("--draws", type=click.IntRange(1, 64), default=DRAWS, show_default=True,
               help="Input draws per compiled model.")
 @click.option("--workers", type=click.IntRange(min=1),
-              help="Worker processes [default: 1 on the CPU; on CUDA, as many per GPU as its "
-                   "memory and the cores allow, at most 4].")
+              help="Worker processes [default: $NUMFUZZ_WORKERS where set; else on the CPU one "
+                   "per core, as many as memory holds at 3 GiB each; on CUDA, as many per GPU "
+                   "as its memory and the cores allow, at most 4].")
 @click.option("--gpus", help="CUDA: which visible GPUs to use, e.g. 0,1 (default: all); workers "
                              "are dealt out round-robin, so several may share one GPU.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"),
@@ -110,7 +111,7 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
     that could judge none of its cases (each a skip or a harness error)."""
     from fuzzer.campaign.engine import Engine
     from fuzzer.campaign.settings import Settings
-    from fuzzer.execute.workers import default_cuda_workers
+    from fuzzer.execute.workers import default_workers
     from fuzzer.gen.strategy import parse_weights
 
     seconds = parse_duration(duration)
@@ -123,7 +124,7 @@ def run(device: str, cases: int | None, duration: str | None, seed: int, grammar
         raise UserError(f"--gpus {gpus}: this run is on the {device.upper()}; --gpus picks CUDA "
                         "devices (give --device cuda, or leave out --gpus)")
     if workers is None:
-        workers = default_cuda_workers(chosen) if Device(device).is_cuda else 1
+        workers = default_workers(device, chosen)
     recipe = recipe_of(backend, inductor_config, dynamic, mode, training, policy, device)
     chosen_surfaces = surfaces_of(surfaces, pinned_surface(dynamic, mode, training,
                                                            inductor_config), plan_file, seed_model)

@@ -17,8 +17,11 @@ be cut; it is only not started after the deadline.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, Protocol, TypeVar
 
 from fuzzer import clock
 from fuzzer.execute.recipe import FRESH_ENV
@@ -26,10 +29,59 @@ from fuzzer.execute.runner import RunResult, Task
 from fuzzer.execute.workers import NEVER, Recycle, Runner
 from fuzzer.judge.kinds import Kind
 
+T = TypeVar("T")
+
 
 class OutOfTime(Exception):
     """A deadline came before the work was done: what was cut short is not a result (not a
     timeout finding, not an attribution), and the work waits for another run."""
+
+
+class Spread:
+    """Jobs of one piece of work (each a function of a runner pool: triage's knob runs) shared
+    out over idle workers: the caller posts them and runs what is left with its own pool, while
+    other lanes take some with theirs (``help``); results come back in the order given."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.Queue[tuple[Callable[[Runners], Any], Future, bool]] = queue.Queue()
+        self.urgent = 0  # jobs waiting that belong to urgent work (``waiting``)
+        self.lock = threading.Lock()
+
+    def spread(self, jobs: Sequence[Callable[[Runners], T]], own: Runners,
+               urgent: bool = False) -> list[T]:
+        futures: list[Future] = []
+        for job in jobs:
+            futures.append(Future())
+            with self.lock:
+                self.urgent += urgent
+            self.jobs.put((job, futures[-1], urgent))
+        while self.help(own):
+            pass
+        return [f.result() for f in futures]
+
+    def help(self, pool: Runners) -> bool:
+        """Run one waiting job with ``pool``; False when none waited."""
+        try:
+            job, future, urgent = self.jobs.get_nowait()
+        except queue.Empty:
+            return False
+        with self.lock:
+            self.urgent -= urgent
+        try:
+            future.set_result(job(pool))
+        except BaseException as err:  # the caller raises it (an OutOfTime, a harness error)
+            future.set_exception(err)
+        return True
+
+    def waiting(self) -> tuple[int, int]:
+        """Jobs waiting, and how many of them belong to urgent work."""
+        with self.lock:
+            return self.jobs.qsize(), self.urgent
+
+
+def run_here(jobs: Sequence[Callable[[Runners], T]], own: Runners) -> list[T]:
+    """Jobs one after the other on ``own``: where no other worker can help."""
+    return [job(own) for job in jobs]
 
 
 class TaskRunner(Protocol):
@@ -106,6 +158,34 @@ class Until:
         """The pool's owner closes the runners."""
 
 
+# Seconds a run may add to its own limit when its worker must start first (a fresh interpreter
+# importing torch and compiling its warm-up case: 10 to 20 s on a 2-core CPU, more when loaded).
+WORKER_START = 60.0
+# A run's limit scaled to the time the same case took (``scaled_timeout``): ClusterFuzz tightens
+# each run's timeout to the slowest crash time it observed; a compile of a smaller candidate or
+# under another knob may take a few times the case's own, never ten times.
+TIMEOUT_FACTOR = 3.0
+TIMEOUT_SLACK = 10.0
+MIN_TIMEOUT = 20.0
+
+
+def scaled_timeout(seconds: float) -> float:
+    """The limit for runs of a case whose own runs took at most ``seconds``: a candidate or knob
+    run past it has hung, and is dropped rather than waited for to the per-case timeout."""
+    return max(MIN_TIMEOUT, TIMEOUT_FACTOR * seconds + TIMEOUT_SLACK)
+
+
+def run_within(runner: TaskRunner, task: Task, seconds: float | None) -> RunResult:
+    """``task`` on ``runner``, cut after ``seconds`` (plus ``WORKER_START`` where its worker has
+    yet to start) where the runner can cut a run (a local worker); None: its own timeout."""
+    inner = runner.runner if isinstance(runner, Bounded) else runner
+    if seconds is None or not isinstance(inner, Runner):
+        return runner.run(task)
+    if inner.worker is None:
+        seconds += WORKER_START
+    return runner.run(task, timeout=seconds)  # type: ignore[call-arg]  # Runner or Bounded
+
+
 class Bounded:
     """One runner whose runs end by a deadline: not started after it (``OutOfTime``), and on a
     local worker cut at it rather than left to the per-case timeout (``OutOfTime`` again: a run
@@ -114,13 +194,15 @@ class Bounded:
     def __init__(self, runner: TaskRunner, deadline: float) -> None:
         self.runner, self.deadline = runner, deadline
 
-    def run(self, task: Task) -> RunResult:
+    def run(self, task: Task, timeout: float | None = None) -> RunResult:
+        """``task`` by the deadline; ``timeout``: at most this long too (a local worker)."""
         left = self.deadline - clock.now()
         if left <= 0:
             raise OutOfTime("the deadline came before this run")
-        if not isinstance(self.runner, Runner) or left >= self.runner.timeout:
+        limit = left if timeout is None else min(left, timeout)
+        if not isinstance(self.runner, Runner) or limit >= self.runner.timeout:
             return self.runner.run(task)  # its own timeout comes first (or it cannot be cut)
-        result = self.runner.run(task, timeout=left)
+        result = self.runner.run(task, timeout=limit)
         if result.verdict.kind == Kind.TIMEOUT and clock.now() >= self.deadline:
             raise OutOfTime("the deadline came while a run was in flight")
         return result

@@ -411,6 +411,36 @@ def workers_per_gpu(gpu_bytes: int, cores: int, gpus: int) -> int:
                       MAX_WORKERS_PER_GPU))
 
 
+# What one CPU worker and its share of a night's processing hold at once: the worker's own
+# resident memory after a night of cases (about 1.2 GiB here, recycled above 4 GiB), and the
+# knob worker a lane starts under another environment while it triages (bench/results/36).
+CPU_BYTES_PER_WORKER = 3 << 30
+# Cores per CPU worker: a worker's compile and its run use one core (torch threads: 1, and
+# Inductor's C++ compile runs in the worker's own process on a small graph).
+CORES_PER_CPU_WORKER = 1
+
+
+def default_cpu_workers(cores: int | None = None, memory_bytes: int | None = None) -> int:
+    """``--workers`` when not given on the CPU: one per core, as many as memory holds at
+    ``CPU_BYTES_PER_WORKER`` each (the machine's available memory, read from /proc/meminfo)."""
+    cores = cores if cores is not None else len(os.sched_getaffinity(0))
+    memory_bytes = memory_bytes if memory_bytes is not None else available_memory()
+    by_memory = memory_bytes // CPU_BYTES_PER_WORKER if memory_bytes else cores
+    return max(1, min(cores // CORES_PER_CPU_WORKER, by_memory))
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new processes (``MemAvailable``); None where unreadable."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def default_cuda_workers(chosen: Sequence[int] | None = None) -> int:
     """``--workers`` when not given on CUDA: ``workers_per_gpu`` on each chosen GPU."""
     import torch
@@ -420,6 +450,18 @@ def default_cuda_workers(chosen: Sequence[int] | None = None) -> int:
         return 1
     memory = min(torch.cuda.get_device_properties(i).total_memory for i in picks)
     return len(picks) * workers_per_gpu(memory, os.cpu_count() or 1, len(picks))
+
+
+WORKERS_ENV = "NUMFUZZ_WORKERS"  # the default --workers, where a machine wants its own
+
+
+def default_workers(device: str, chosen: Sequence[int] | None = None) -> int:
+    """``--workers`` when not given: ``NUMFUZZ_WORKERS`` where set (a positive integer), else
+    ``default_cuda_workers`` on CUDA and ``default_cpu_workers`` on the CPU."""
+    given = os.environ.get(WORKERS_ENV, "")
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    return default_cuda_workers(chosen) if Device(device).is_cuda else default_cpu_workers()
 
 
 # ---------------------------------------------------------------- the child side

@@ -220,6 +220,46 @@ class ExportRefused(Exception):
     """torch.export declined the program (``REFUSALS``)."""
 
 
+# torch.export does not take inputs (arguments, the module's buffers) that share storage when
+# the program writes one of them (it traces each input as its own); on torch 2.15 export or its
+# run_decompositions fails with an assertion ("expected compiled_fn to be GraphModule") or a
+# fake-tensor error instead of saying so (PR #174530 would say so; not merged). Told by its
+# mechanism, the aliasing, not by the message.
+ALIASED_ARGUMENTS = "arguments that share storage (export does not take aliased inputs it writes)"
+
+
+def share_storage(args) -> bool:
+    """Do two of the tensors share one storage (a view of another, or one twice)?"""
+    seen = set()
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            base = arg.untyped_storage().data_ptr()
+            if base == 0:  # an empty tensor holds no memory to share
+                continue
+            if base in seen:
+                return True
+            seen.add(base)
+    return False
+
+
+def exporting(module, args, decompose: bool = False):
+    """``torch.export.export(module, args)``, and with ``decompose`` its ``run_decompositions()``
+    (which traces again); their refusals raised as ``ExportRefused``, a failure on inputs that
+    share storage too (``ALIASED_ARGUMENTS``)."""
+    try:
+        ep = refusing(torch.export.export, module, tuple(args))
+        return refusing(ep.run_decompositions) if decompose else ep
+    except ExportRefused:
+        raise
+    except Exception as err:
+        held = [*module.buffers(), *module.parameters()] if isinstance(module, torch.nn.Module) \
+            else []
+        if share_storage([*args, *held]):  # an argument and a buffer alias alike
+            first = (str(err).strip().splitlines() or [""])[0][:160]
+            raise ExportRefused(f"{ALIASED_ARGUMENTS}: {type(err).__name__}: {first}") from err
+        raise
+
+
 def refusing(fn, *args):
     """``fn(*args)``, with torch.export's refusals (``REFUSALS``) raised as ``ExportRefused``."""
     try:
@@ -280,10 +320,9 @@ class Deployed:
         return (compile(program) if compile else program), program
 
     def _build(self, args):
-        ep = refusing(torch.export.export, self.module, tuple(args))
+        ep = exporting(self.module, args, decompose=self.path != "export-raw")
         if self.path == "export-raw":
             return self._stage(ep.module(), args, "export")
-        ep = ep.run_decompositions()
         if self.path == "export":
             return self._stage(ep.module(), args, "decompositions")
         if self.path == "export-inductor":

@@ -6,12 +6,14 @@ the same date resumes there (the campaign resumes its own case indices; the stor
 table says which case files are done, written in the same transaction as their hit). A night that
 finished and is started again on the same date is a new run (``<date>#2``) with a fresh seed.
 
-Stages: fuzz (a campaign, on the night's one engine, ``campaign.engine``; with ``--time``,
-``fuzz_share`` of the budget); process (``nightly.pipeline``: each new case file minimized,
-attributed and recorded under its cause signature) and drafts (``nightly.drafts``: one per new
-root cause); recheck (``nightly.recheck``: open causes not seen tonight, replayed k times on the
-installed torch); ``SUMMARY.md`` (``nightly.summary``). Night state and settings:
-``nightly.night``.
+Stages: fuzz (a campaign, on the night's one engine, ``campaign.engine``; with ``--time``, in
+the first ``fuzz_share`` of the budget; on the local engine its worker threads are the night's
+lanes, ``nightly.lanes``, which process raw findings beside it as the backlog asks); process
+(``nightly.pipeline``: every lane drains the backlog, ``nightly.backlog``: one representative per
+bucket minimized, attributed and recorded under its cause signature, the other members checked
+against it) and drafts (``nightly.drafts``: one per new root cause); recheck
+(``nightly.recheck``: open causes not seen tonight, replayed k times on the installed torch);
+``SUMMARY.md`` (``nightly.summary``). Night state and settings: ``nightly.night``.
 After fuzzing, the stages share what is left of ``--time``: they check the deadline between
 items, and every run, subprocess and bisector in flight at the deadline is cut there
 (``Context.runners``, ``pipeline``), so the night ends within its budget; what is left over
@@ -31,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -42,11 +44,11 @@ from fuzzer.campaign.engine import Engine
 from fuzzer.campaign.loop import Outcome
 from fuzzer.campaign.settings import worker_env
 from fuzzer.execute.pool import OutOfTime, RunnerPool
-from fuzzer.execute.workers import Recycle
+from fuzzer.execute.workers import Recycle, Runner
 from fuzzer.judge.kinds import COUNTED, Kind
 from fuzzer.nightly.drafts import write_pending_drafts
+from fuzzer.nightly.lanes import Lanes, process
 from fuzzer.nightly.night import Context, Log, NightSettings, open_night, plain_log
-from fuzzer.nightly.pipeline import process
 from fuzzer.nightly.recheck import recheck
 from fuzzer.nightly.summary import causes_line, write_summary
 from fuzzer.report.store import Store
@@ -91,16 +93,21 @@ def _stages(ctx: Context) -> Path:
     the one item in flight; what is left over is picked up by the next night."""
     night, s = ctx.night, ctx.settings
     start = clock.now()
+    # The night's lanes over its backlog: on the local engine the campaign's workers, which
+    # process raw findings beside it; on a fleet one lane, after it.
+    night.workers = s.campaign.workers if ctx.engine.name == "local" else 1
+    lanes = Lanes(ctx, night.workers)
     if night.stage == "fuzz":
-        with _timed(ctx, "fuzz"):
-            fuzz(ctx)
+        _set_deadline(ctx)  # the lanes process beside the campaign, by the night's deadline
+        with _timed(ctx, "fuzz"):  # and, on the local engine, processing beside it
+            fuzz(ctx, lanes.between if ctx.engine.name == "local" else None)
         ctx.advance("process")
-    if s.seconds is not None:
-        left = s.seconds - sum(night.stage_seconds.values())
-        ctx.deadline = clock.now() + max(0.0, left - SUMMARY_RESERVE)
+    _set_deadline(ctx)
     if night.stage == "process":
         with _timed(ctx, "minimize + triage"):
-            process(ctx)
+            process(ctx, lanes)
+        if lanes.backlog.buckets:  # a night resumed past its processing keeps what it saved
+            night.buckets = lanes.backlog.rows()
         ctx.advance("drafts")
     if night.stage == "drafts":
         with _timed(ctx, "drafts"):
@@ -119,6 +126,15 @@ def _stages(ctx: Context) -> Path:
     ctx.log(f"night {night.id} done in {clock.now() - start:.0f}s: {causes_line(ctx)}; "
             f"{path}")
     return path
+
+
+def _set_deadline(ctx: Context) -> None:
+    """The night's deadline: what ``--time`` leaves after the stages so far, less the summary's
+    reserve (none without ``--time``)."""
+    s = ctx.settings
+    if s.seconds is not None:
+        left = s.seconds - sum(ctx.night.stage_seconds.values())
+        ctx.deadline = clock.now() + max(0.0, left - SUMMARY_RESERVE)
 
 
 def _recheck_error(ctx: Context, signature: str, err: BaseException) -> None:
@@ -151,8 +167,9 @@ def _timed(ctx: Context, stage: str) -> Iterator[None]:
 # ------------------------------------------------------------------ fuzz
 
 
-def fuzz(ctx: Context) -> None:
-    """The campaign, on this machine's workers or on the night's Ray fleet."""
+def fuzz(ctx: Context, between: Callable[[int, Runner], None] | None = None) -> None:
+    """The campaign, on this machine's workers or on the night's Ray fleet; ``between``: what
+    each local worker thread does between two cases (the lanes' processing)."""
 
     s, night = ctx.settings, ctx.night
     spent = night.fuzz_seconds
@@ -166,6 +183,10 @@ def fuzz(ctx: Context) -> None:
     hook_counted: list[int] = []  # harness errors this hook saw (it may fail on others itself)
 
     def on_outcome(outcome: Outcome) -> None:
+        with ctx.lock:  # the lanes write the night's record too
+            counted(outcome)
+
+    def counted(outcome: Outcome) -> None:
         v = outcome.verdict
         night.cases += 1
         night.skipped += v.kind == Kind.SKIP and not harness.is_harness_error(v)
@@ -192,7 +213,7 @@ def fuzz(ctx: Context) -> None:
         night.fuzz_seconds = round(spent + clock.now() - t0, 1)
         night.save(ctx.directory)
 
-    summary = ctx.engine.run(settings, on_outcome=on_outcome)
+    summary = ctx.engine.run(settings, on_outcome=on_outcome, between=between)
     # The ledger is marked before a case is counted here: a kill between the two loses the count
     # of the case in flight, never the case, so the ledger has the night's total.
     night.cases = max(night.cases, summary.ledger_cases)

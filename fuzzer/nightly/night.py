@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -26,7 +27,7 @@ from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import InputError
 from fuzzer.execute import surface
-from fuzzer.execute.pool import RunnerPool, Until
+from fuzzer.execute.pool import RunnerPool, Spread, Until
 from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
 from fuzzer.triage import known
@@ -59,12 +60,17 @@ class NightSettings:
     k: int = SIGNATURE_K
     max_calls: int = MAX_CALLS
     minimize_seconds: float | None = 900  # per case, at most; the night's deadline comes first
-    max_findings: int = 20  # new case files minimized per night; the rest wait for the next
+    # full pipelines (a bucket's representative) started per night, the rest waiting for the
+    # next; None: as many as the night's time allows (a cap of 40 stopped a 75-minute night's
+    # processing with 15 minutes left and 36 raw findings waiting: RESULTS §36)
+    max_findings: int | None = None
     max_drafts: int = 5  # new root causes drafted per night, strongest first; the rest wait
     known_file: Path = known.KNOWN_FILE  # known causes: counted as hits, never drafted
     bisect: bool = True
     date: str | None = None  # default: today (local time)
-    fuzz_share: float = 0.7
+    # The part of --time the campaign may run in; its lanes process raw findings beside it
+    # (``nightly.lanes``), and after it every lane drains the backlog, then drafts and recheck.
+    fuzz_share: float = 0.8
     engine: str = "local"  # or "ray": fuzz, minimize and triage on a Ray fleet's actors
     ray_address: str | None = None
     # Other torches (another environment's python, e.g. a nightly build): a cause is drafted
@@ -140,6 +146,11 @@ class Night:
     # Causes whose repro ran under the --confirm-with torches tonight: signature, title, the
     # runs, whether drafted, fixed upstream in which torch, and why (``pipeline.confirmed``).
     confirmed: list[dict] = field(default_factory=list)
+    # The backlog's buckets (``nightly.backlog``: what each holds and how each case settled),
+    # and per representative the seconds its full pipeline took.
+    buckets: list[dict] = field(default_factory=list)
+    cause_seconds: dict = field(default_factory=dict)
+    workers: int = 1  # lanes: the campaign's workers, each fuzzing or processing
     # The stage being timed and when it began, and when this file was last written (epoch
     # seconds): a kill loses no stage's time up to the last save (``count_interrupted``).
     timed_stage: str = ""
@@ -245,17 +256,23 @@ class Context:
     log: Log
     deadline: float | None = None
     engine: Engine = field(default_factory=Engine)  # where cases run (a Ray fleet, or here)
+    # The night's record, shared by the lanes' threads and the campaign's driver thread.
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    # Where a lane's triage shares its knob runs with idle lanes (``nightly.lanes``); None: one
+    # after the other on the lane's own workers.
+    spread: Spread | None = None
 
     def checkpoint(self) -> None:
         """Save the night between items (what a kill would otherwise lose: counts, the time
         spent); a full disk here is not fatal, the next save tries again."""
-        with contextlib.suppress(OSError):
+        with self.lock, contextlib.suppress(OSError):
             self.night.save(self.directory)
 
     def harness_error(self, stage: str, key: str, err: BaseException) -> None:
         """One finding's ``stage`` raised: count it, log it, keep it for replay; go on."""
         message = harness.error_verdict(stage, err).message
-        self.night.harness_error(f"{key}: {message}")
+        with self.lock:
+            self.night.harness_error(f"{key}: {message}")
         self.log(f"{key}: {message}")
         self.checkpoint()  # a full disk: counted all the same, saved later
         harness.HarnessLog(self.settings.corpus_dir / harness.DIRECTORY).record(

@@ -1,15 +1,16 @@
-"""The per-finding pipeline of a night: each new case file minimized, triaged and recorded
-under its cause signature (its drafts: ``nightly.drafts``).
+"""The per-finding pipeline of a night: a bucket's representative minimized, triaged and
+recorded under its cause signature, and each other member checked against that cause (its
+drafts: ``nightly.drafts``; which work comes next and on which lane: ``nightly.backlog`` and
+``nightly.lanes``).
 
-Process: every corpus case file no night has processed, by value class and then in turns by
-divergence (``in_turns``): minimize, attribute over the full knob set, locate, cause signature;
-a known cause is a hit on its ``known.toml`` entry, by what it showed or by its mechanism
-(unless upstream fixed it in this torch or before: then it came back, and is drafted as a
-regression), a cause recorded wontfix upstream (``findings --wontfix``) a hit on that cause as
+A representative (``work_on``): minimize, attribute over the full knob set, locate, cause
+signature; a known cause is a hit on its ``known.toml`` entry, by what it showed or by its
+mechanism (unless upstream fixed it in this torch or before: then it came back, and is drafted as
+a regression), a cause recorded wontfix upstream (``findings --wontfix``) a hit on that cause as
 known, any other a hit on its root cause, merged with a near match, or a new one, which earns
-the arm it was found on its value (``campaign.arms``); a case file an earlier night processed
-that tonight's campaign found again is a hit on its cause. A second pass picks up the slips the
-minimizer saved.
+the arm it was found on its value (``campaign.arms``). A member: a bucket hit on that cause
+after its check (``buckets.check_member``), or off to a bucket of its own. A case file an
+earlier night processed that tonight's campaign found again is a hit on its cause.
 
 Only a case minimized to the minimizer's fixpoint is triaged and recorded (and so drafted): a
 minimization stopped by a budget is kept under ``<corpus>/minimizing/`` and carried on from there
@@ -22,19 +23,20 @@ there, never judged), so a night ends within its budget.
 
 from __future__ import annotations
 
-import itertools
 import math
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
+from fuzzer import clock
 from fuzzer.campaign.settings import arm_of
 from fuzzer.corpus.case import Case, CaseError, versions
 from fuzzer.device import Device
 from fuzzer.execute.pool import OutOfTime
 from fuzzer.ir.graph import op_chain, readable_chain
-from fuzzer.judge.key import DivergenceKey
-from fuzzer.judge.kinds import RANK, Kind
-from fuzzer.judge.verdict import severity_key
+from fuzzer.judge.kinds import Kind
+from fuzzer.nightly.backlog import PARK_AFTER, URGENT, Backlog, Work
+from fuzzer.nightly.buckets import Settled, check_member
 from fuzzer.nightly.night import Context
 from fuzzer.report import draft
 from fuzzer.report.store import Finding
@@ -54,81 +56,82 @@ MIN_CASE_SECONDS = 20.0  # a case is not started with less than this before its 
 MINIMIZE_SHARE = 2 / 3  # of what a case has left, for the minimizer; the rest for triage
 
 
-def process(ctx: Context) -> None:
-    """Every corpus case file: a hit if processed before, else the full pipeline, strongest
-    first. A second pass picks up the slips the minimizer saved to the corpus during the first."""
-    fresh = sum(1 for r in ctx.store.night_rows(ctx.night.id)
-                if r["outcome"] != "recurring" and not r["outcome"].startswith("seen before"))
-    tried: set[str] = set()  # a case left short tonight waits for the next night, not pass two
-    for _ in range(2):
-        fresh, backlog = _process_pass(ctx, fresh, tried)
-    ctx.night.backlog = backlog
-    if backlog:
-        ctx.log(f"{backlog} case files left for the next night (max findings / time)")
+@dataclass(frozen=True)
+class Result:
+    """How one full pipeline ended: ``settled`` (a cause, a known entry, no finding),
+    ``not reproducible``, ``failed`` (an error, a minimizer short of its fixpoint: an attempt
+    that counts) or ``left`` (the night's time ran out: the next night carries on)."""
+
+    state: str
+    how: str
+    settled: Settled | None = None
 
 
-def _process_pass(ctx: Context, fresh: int, tried: set[str]) -> tuple[int, int]:
-    found = set(ctx.night.found)
-    pending = []
-    backlog = 0
-    for path in sorted(ctx.settings.corpus_dir.glob("*.pt"),
-                       key=lambda p: (p.stat().st_mtime, p.name)):
-        key = path.name
-        if ctx.store.processed(ctx.night.id, key):
-            continue
-        earlier = ctx.store.earlier(key)
-        if key in tried:
-            backlog += 1  # started tonight and left short: its budget was spent tonight
-        elif earlier is None:
-            pending.append(path)
-        elif key in found:
-            _hit_again(ctx, key, earlier)
-    for path in in_turns(pending):  # only the new files are read to rank them
-        if fresh >= ctx.settings.max_findings or \
-                ctx.left(ctx.processing_deadline()) < MIN_CASE_SECONDS:
-            backlog += 1
-            continue
-        fresh += 1
-        tried.add(path.name)
-        backlog += not _process_one(ctx, path, path.name)
-        ctx.checkpoint()
-    return fresh, backlog
+def work_on(ctx: Context, backlog: Backlog, work: Work) -> None:
+    """One piece of backlog work on this lane: a representative's full pipeline, or a member's
+    check against its bucket's cause."""
+    key = work.item.key
+    if work.check:
+        _check_member(ctx, backlog, work)
+        return
+    began = clock.now()
+    ctx.store.attempt(key)
+    result = _process_one(ctx, work.item.path, key)
+    seconds = clock.now() - began
+    if result.state == "settled":
+        backlog.settle(work, result.how, result.settled, seconds)
+    elif result.state == "not reproducible":
+        backlog.not_reproduced(work, result.how, seconds)
+    elif result.state == "left":
+        backlog.leave(work)
+    elif backlog.fail(work, ctx.store, result.how, seconds):
+        ctx.store.mark_processed(ctx.night.id, key, f"parked after {PARK_AFTER} failed "
+                                                    f"attempts: {result.how}"[:500])
+        _checkpoint(ctx, key).unlink(missing_ok=True)
+        ctx.log(f"{key}: parked ({result.how})")
+    with ctx.lock:
+        ctx.night.cause_seconds[key] = round(seconds, 1)
 
 
-def in_turns(files: list[Path]) -> list[Path]:
-    """By value first (``triage.value``, as the raw case shows it: a silent wrong value on
-    ordinary inputs before a crash, edge inputs and signed zeros last), and within a value class
-    one case of each divergence before a second of any: divergences in the order of their most
-    severe case (``verdict.severity_key``), each one's cases strongest first, then oldest (the
-    order given). A divergence is a verdict kind, and for a crash or timeout what tells crashes
-    apart (``DivergenceKey``: the exception type and innermost torch frames), so a night that
-    runs out of time has minimized one finding of every kind and every crash of its most
-    valuable class rather than a run of one kind (a 45-minute night spent its 13 minutes on 9
-    of its 23 non-finite findings and reached none of its 35 crashes, among them a heap
-    corruption: RESULTS §24)."""
-    def read(path: Path) -> tuple[int, tuple[int, int], object]:
-        try:
-            case = Case.load(path)
-        except CaseError:
-            case = None
-        if case is None or case.verdict is None:
-            return value.UNKNOWN, (len(RANK) + 2, 0), None
-        key = DivergenceKey.of(case.verdict)
-        return value.classify(case).number, severity_key(case.verdict), \
-            (key.kind, key.error, key.frames)
+def _check_member(ctx: Context, backlog: Backlog, work: Work) -> None:
+    """A member of a bucket whose representative settled: a hit on that cause when its check
+    holds (``buckets.check_member``), else a bucket of its own."""
+    key, settled = work.item.key, work.bucket.settled
+    assert settled is not None  # only members of settled buckets are checked
+    try:
+        case = Case.load(work.item.path)
+    except CaseError as err:
+        ctx.store.mark_processed(ctx.night.id, key, f"unreadable: {err}")
+        backlog.settle(work, "unreadable")
+        return
+    try:
+        check = check_member(case, settled, ctx.runners(ctx.processing_deadline()))
+    except OutOfTime:
+        backlog.leave(work)
+        return
+    except Exception as err:  # one bad case must not end the night: it is processed in full
+        ctx.harness_error("bucket check", key, err)
+        backlog.split(work, f"its check raised {type(err).__name__}")
+        return
+    if not check.hit:
+        ctx.log(f"{key}: leaves bucket {work.bucket.id}: {check.how}")
+        backlog.split(work, check.how, check.sub)
+        return
+    how = f"bucket hit on {'known ' if settled.known else ''}{settled.label}: {check.how}"
+    if settled.known:  # its row says ``known: <entry>``, as every known hit's
+        ctx.store.record_known(settled.label, ctx.night.id, key)
+    elif (finding := ctx.store.get(settled.label)) is not None:
+        finding.torch, finding.triton = _versions()
+        ctx.store.record(finding, night=ctx.night.id, key=key)
+        ctx.store.mark_processed(ctx.night.id, key, how[:500], settled.label)
+    else:  # a cause no longer in the store (removed by hand): the member goes in full
+        backlog.split(work, f"its bucket's cause {settled.label} is not in the store")
+        return
+    backlog.settle(work, how)
+    ctx.log(f"{key}: {how}")
 
-    seen = {path: read(path) for path in files}
-    ordered: list[Path] = []
-    for number in sorted({seen[p][0] for p in files}):
-        classes: dict[object, list[Path]] = {}
-        for path in sorted((p for p in files if seen[p][0] == number), key=lambda p: seen[p][1]):
-            classes.setdefault(seen[path][2], []).append(path)
-        turns = itertools.zip_longest(*classes.values())
-        ordered += [path for turn in turns for path in turn if path is not None]
-    return ordered
 
-
-def _hit_again(ctx: Context, key: str, earlier: sqlite3.Row) -> None:
+def hit_again(ctx: Context, key: str, earlier: sqlite3.Row) -> None:
     """Tonight's campaign produced a case file an earlier night processed."""
     finding = ctx.store.get(earlier["signature"]) if earlier["signature"] else None
     if finding is None:
@@ -148,52 +151,57 @@ def _versions() -> tuple[str, str]:
     return found["torch"], found["triton"]
 
 
-def _process_one(ctx: Context, path: Path, key: str) -> bool:
-    """Minimize to the fixpoint, triage and record one case file; False when it is left for
-    the next night (a budget stopped the minimizer, or the deadline came), its progress kept."""
+def _process_one(ctx: Context, path: Path, key: str) -> Result:
+    """Minimize to the fixpoint, triage and record one case file (``Result``): a minimization a
+    budget stopped, or triage the deadline cut, keeps its progress for the next attempt."""
     ctx.log(f"{key}: processing")
     try:
         case = Case.load(path)
     except CaseError as err:
         ctx.store.mark_processed(ctx.night.id, key, f"unreadable: {err}")
-        return True
+        return Result("settled", "unreadable")
     if case.verdict is None or not case.verdict.is_finding:
         ctx.store.mark_processed(ctx.night.id, key, "not a finding")
-        return True
+        return Result("settled", "not a finding")
     deadline = ctx.processing_deadline()
     try:
         minimized, reliability, note = _minimize(ctx, key, case, deadline)
         if note:
             _not_reproducible(ctx, key, note)
-            return True
+            return Result("not reproducible", f"not reproducible: {note}")
         if minimized is None:
-            return False
+            return Result("failed", "the minimizer stopped short of its fixpoint")
+        urgent = value.classify(minimized).number in URGENT
         attribution, fields = cause_of(minimized, ctx.runners(deadline), k=ctx.settings.k,
-                                       stop=lambda: ctx.out_of_time(deadline))
-        _record(ctx, key, minimized, attribution, fields, reliability, sighting(case),
-                arm_of(case.origin))
+                                       stop=lambda: ctx.out_of_time(deadline),
+                                       spread=ctx.spread, urgent=urgent)
+        settled = _record(ctx, key, minimized, attribution, fields, reliability, sighting(case),
+                          arm_of(case.origin))
         _checkpoint(ctx, key).unlink(missing_ok=True)
         _finished(ctx, key)
+        return Result("settled", settled.label if not settled.known
+                      else f"known: {settled.label}", settled)
     except OutOfTime as err:  # not processed: the next night carries on from the checkpoint
         _unfinished(ctx, key, f"the night's time ran out ({err})")
-        return False
-    except Exception as err:  # one bad case must not end the night
+        return Result("left", "the night's time ran out")
+    except Exception as err:  # one bad case must not end the night: an attempt that failed
         ctx.harness_error("processing", key, err)
-        ctx.store.mark_processed(ctx.night.id, key, f"error: {type(err).__name__}: {err}"[:500])
-        _checkpoint(ctx, key).unlink(missing_ok=True)
         _finished(ctx, key)
-    return True
+        return Result("failed", f"error: {type(err).__name__}: {err}"[:300])
 
 
 def _unfinished(ctx: Context, key: str, why: str) -> None:
     ctx.log(f"{key}: left for the next night: {why}")
-    _finished(ctx, key)
-    ctx.night.unfinished.append(f"{key}: {why}")
+    with ctx.lock:
+        _finished(ctx, key)
+        ctx.night.unfinished.append(f"{key}: {why}")
 
 
 def _finished(ctx: Context, key: str) -> None:
-    """``key`` is no longer left for the next night (a second pass finished it)."""
-    ctx.night.unfinished[:] = [u for u in ctx.night.unfinished if not u.startswith(f"{key}: ")]
+    """``key`` is no longer left for the next night (a later attempt finished it)."""
+    with ctx.lock:
+        ctx.night.unfinished[:] = [u for u in ctx.night.unfinished
+                                   if not u.startswith(f"{key}: ")]
 
 
 def _not_reproducible(ctx: Context, key: str, note: str) -> None:
@@ -238,7 +246,10 @@ def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
     budgets = [ctx.left(deadline) * MINIMIZE_SHARE, s.minimize_seconds or math.inf]
     seconds = min(budgets) if min(budgets) < math.inf else None
     try:
-        result = minimize(start, ctx.runners(deadline).get(case.device), k=s.k,
+        runners = ctx.runners(deadline)
+        share = (ctx.spread, runners, value.classify(case).number in URGENT) \
+            if ctx.spread is not None else None
+        result = minimize(start, runners.get(case.device), k=s.k, share=share,
                           max_calls=s.max_calls, seconds=seconds, corpus=s.corpus_dir,
                           progress=lambda text: ctx.log(f"  minimize: {text}"))
     except NotReproducible as err:
@@ -294,18 +305,18 @@ def finding_for(case: Case, attribution: Attribution | None,
 
 
 def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields: dict,
-            reliability: tuple[int, int] | None, seen: tuple[str, str], arm: str) -> None:
+            reliability: tuple[int, int] | None, seen: tuple[str, str], arm: str) -> Settled:
     """A known cause is a hit on its entry (by what it showed, or by its mechanism: where it
     first diverges); else a hit on the root cause it is (or nearly is, ``same_cause``), or a
     new one, which earns its arm its value (``campaign.arms``). The smallest repro among a
-    cause's members is kept."""
+    cause's members is kept. Returns what its bucket's members are checked against."""
     torch_version = _versions()[0]
     entry = known.match({**fields, "root": mechanism_of(attribution)},
                         known.entries(ctx.settings.known_file), torch_version)
     if entry is not None and not entry.reappeared(torch_version):
         ctx.store.record_known(entry.id, ctx.night.id, key)
         ctx.log(f"{key}: known cause {entry.id} ({entry.state(torch_version)}): {entry.what}")
-        return
+        return Settled.of(entry.id, attribution.to_dict(), known=True)
     if entry is not None:  # upstream fixed it in this torch or before: a regression, drafted
         ctx.log(f"{key}: matches {entry.id}, fixed upstream in {entry.fixed_in}, yet reproduces "
                 f"on torch {torch_version}: drafted as a regression")
@@ -319,7 +330,7 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields
         ctx.store.record_known(recorded.signature, ctx.night.id, key)
         ctx.log(f"{key}: known cause {recorded.signature} (wontfix upstream: "
                 f"{recorded.upstream_url})")
-        return
+        return Settled.of(recorded.signature, attribution.to_dict(), known=True)
     case_dir = ctx.settings.reports / "findings" / finding.signature
     kept = case_dir / "case.pt"
     if not kept.exists() or _smaller(case, kept):
@@ -331,6 +342,7 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields
         ctx.store.credit(ctx.night.id, arm, worth.weight)
     ctx.log(f"{key}: {'NEW' if new else 'recurring'} {finding.signature}: {finding.title}; "
             f"{attribution.summary()}")
+    return Settled.of(finding.signature, attribution.to_dict())
 
 
 def _smaller(case: Case, kept: Path) -> bool:

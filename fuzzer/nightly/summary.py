@@ -51,7 +51,7 @@ def summary_text(ctx: Context) -> str:
              *_known_section(ctx, store.known_hits(night.id)), *_confirm_section(ctx),
              *_recurring_section(recurring),
              *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
-             *_other_section(other, night),
+             *_other_section(other, night), *_queue_section(night),
              *_stage_section(ctx)]
     return "\n".join(parts) + "\n"
 
@@ -199,10 +199,60 @@ def _reappeared(ctx: Context) -> list[tuple[str, known.Known]]:
     return found
 
 
+SETTLED_AS = (("bucket hit", "bucket hit"), ("known", "known"),
+              ("not reproducible", "not reproducible"), ("parked", "parked"),
+              ("not a finding", "no finding"), ("unreadable", "no finding"))
+
+
+def settled_as(how: str) -> str:
+    """The column of the queue table a case's settlement goes in (``Backlog`` outcomes)."""
+    return next((column for prefix, column in SETTLED_AS if how.startswith(prefix)), "cause")
+
+
+def _queue_section(night: Night) -> list[str]:
+    """The backlog tonight: raw findings in, how they settled, what is left; the buckets, what
+    each holds and how each member settled; the time each full pipeline took."""
+    if not night.buckets:
+        return []
+    columns = ["cause", "bucket hit", "known", "not reproducible", "parked", "no finding"]
+    counts = dict.fromkeys(columns, 0)
+    raw = left = 0
+    for bucket in night.buckets:
+        for how in bucket["members"].values():
+            counts[settled_as(how)] += 1
+        raw += len(bucket["members"]) + len(bucket["waiting"])
+        left += len(bucket["waiting"])
+    settled = raw - left
+    lines = ["## The queue: raw findings to causes", "",
+             f"{raw} raw case files in tonight's backlog (tonight's and carried over), "
+             f"**{settled} settled ({settled / raw:.0%})**, {left} left for the next night; "
+             f"{night.workers} lanes, each fuzzing or processing as the backlog asked.", "",
+             f"| raw in | settled | {' | '.join(columns)} | left |",
+             "|---" * (len(columns) + 3) + "|",
+             f"| {raw} | {settled} | {' | '.join(str(counts[c]) for c in columns)} | {left} |",
+             "", "Buckets (one representative minimized and triaged in full; each other member "
+             "checked against its cause with a run or two; a member that fails the check leaves "
+             "for a bucket of its own):", "",
+             "| bucket | what | cases | representative | settled as | telling knob | "
+             "minimize + triage | members |", "|---|---|---|---|---|---|---|---|"]
+    for b in night.buckets:
+        members = "; ".join(f"`{k}`: {how}" for k, how in b["members"].items()
+                            if k != b["representative"])
+        members += "".join(f"; `{k}` left: {why}" for k, why in b.get("departed", {}).items())
+        members += f"; {len(b['waiting'])} waiting" if b["waiting"] else ""
+        cause = f"{'known ' if b['known'] else ''}`{b['cause']}`" if b["cause"] else \
+            b["members"].get(b["representative"], "not yet")
+        lines.append(f"| `{b['id']}` | {b['what']} | {len(b['members']) + len(b['waiting'])} "
+                     f"| `{b['representative'] or '-'}` | {cause} | {b['knob'] or '-'} | "
+                     f"{b['seconds']:.0f}s | {members.lstrip('; ') or '-'} |")
+    return lines + [""]
+
+
 def _stage_section(ctx: Context) -> list[str]:
     s, seconds = ctx.settings, ctx.night.stage_seconds
     budget = f"{s.seconds:.0f}s" if s.seconds is not None else "none"
-    lines = [f"## Time per stage (budget {budget}; fuzzing gets {s.fuzz_share:.0%})", "",
+    lines = [f"## Time per stage (budget {budget}; the campaign runs in the first "
+             f"{s.fuzz_share:.0%}, its lanes processing raw findings beside it)", "",
              "| stage | seconds |", "|---|---|"]
     lines += [f"| {stage} | {t:.0f} |" for stage, t in seconds.items()]
     return lines + [f"| total | {sum(seconds.values()):.0f} |", ""]

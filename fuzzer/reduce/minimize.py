@@ -9,6 +9,8 @@ new finding and not followed. The k/k checks before and after compile afresh (``
 so a cached kernel cannot stand in for the compiler; a time budget covers both (the shrinker
 stops early enough to leave the closing check the time the opening one took). The result is
 canonically renamed and says whether the shrinker reached its fixpoint or stopped on a budget;
+a candidate whose run outlasts a few times the case's own slowest run (``pool.scaled_timeout``)
+has hung: it is dropped (neither interesting nor a slip) instead of waited for;
 the minimized case's ``origin`` records it too (the nightly signs and drafts only a case
 minimized to its fixpoint).
 """
@@ -21,8 +23,9 @@ from pathlib import Path
 
 from fuzzer import clock
 from fuzzer.corpus.case import Case, CaseError
-from fuzzer.execute.pool import TaskRunner
+from fuzzer.execute.pool import Runners, Spread, TaskRunner, run_within, scaled_timeout
 from fuzzer.judge.key import focus, same_divergence
+from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.shrinker import BudgetExhausted, PassStats, Shrinker
 from fuzzer.reduce.size import elements
@@ -50,6 +53,7 @@ class MinimizeResult:
     calls_to_final_ops: int = 0  # oracle calls until the op count last dropped (graph-only work)
     fixpoint: bool = False  # every pass ran to no progress (else a budget stopped it)
     stopped: str = ""  # the budget that stopped it, if one did
+    dropped: int = 0  # candidates that hung past the scaled timeout, dropped unjudged
 
     def table(self) -> list[tuple[str, str, str]]:
         return [
@@ -61,6 +65,7 @@ class MinimizeResult:
             ("wall time", "", f"{self.seconds:.1f}s"),
             ("reliability", "", f"{self.reliability[0]}/{self.reliability[1]}"),
             ("slips saved", "", str(len(self.slips))),
+            ("hung candidates dropped", "", str(self.dropped)),
             ("fixpoint", "", "reached" if self.fixpoint else f"not reached ({self.stopped})"),
         ]
 
@@ -86,11 +91,25 @@ class Oracle:
         self.progress = progress or (lambda text: None)
         self.calls = 0
         self.slips: list[Path] = []
+        # Where the k/k checks' fresh runs are shared out over the night's idle lanes: the
+        # caller's pool (its runner's) and the night's ``Spread``; None: one after the other.
+        self.spread: Spread | None = None
+        self.pool: Runners | None = None
+        self.urgent = False
+        self.timeout: float | None = None  # per candidate, once the case's own time is known
+        self.slowest = 0.0  # the slowest run of the case itself (the k/k check)
+        self.dropped = 0  # candidates cut at ``timeout``: hung, not waited for
 
     def run(self, case: Case, fresh: bool = False) -> Verdict:
         """One oracle call; ``fresh`` compiles with no cache hits (the k/k checks)."""
         self.calls += 1
-        return self.runner.run(case.task(recipe=case.recipe.fresh() if fresh else None)).verdict
+        task = case.task(recipe=case.recipe.fresh() if fresh else None)
+        return run_within(self.runner, task, self.timeout).verdict
+
+    def hung(self, verdict: Verdict) -> bool:
+        """Was this candidate's run cut at the scaled timeout (and the target is no hang)?"""
+        return self.timeout is not None and verdict.kind == Kind.TIMEOUT \
+            and self.target.kind != Kind.TIMEOUT
 
     def matches(self, verdict: Verdict) -> bool:
         """The same divergence as the target's (``fuzzer.judge.key``)."""
@@ -107,6 +126,10 @@ class Oracle:
         if same_divergence(want, verdict):
             candidate.verdict = focus(want, verdict)
             return True
+        if self.hung(verdict):  # not interesting, and no slip: the cut was ours
+            self.dropped += 1
+            self.progress(f"candidate dropped: no answer in {self.timeout:.0f}s")
+            return False
         if verdict.is_finding:
             self.save_slip(candidate, verdict)
         return False
@@ -123,7 +146,21 @@ class Oracle:
             self.progress(f"slip: {verdict.summary()} -> {path}")
 
     def reproduce(self, case: Case, times: int) -> list[Verdict]:
-        return [self.run(case, fresh=True) for _ in range(times)]
+        """``times`` fresh runs of ``case``; shared out over idle lanes where ``spread`` and the
+        caller's ``pool`` are given (each a fresh compile: the k/k checks' cost)."""
+        task = case.task(recipe=case.recipe.fresh())
+
+        def once(runner: TaskRunner) -> Verdict:
+            began = clock.now()
+            verdict = run_within(runner, task, self.timeout).verdict
+            self.slowest = max(self.slowest, clock.now() - began)
+            return verdict
+
+        self.calls += times
+        if self.spread is None or self.pool is None:
+            return [once(self.runner) for _ in range(times)]
+        return self.spread.spread([lambda pool: once(pool.get(case.device))] * times,
+                                  self.pool, self.urgent)
 
 
 def check_reproduces(oracle: Oracle, case: Case, k: int) -> None:
@@ -152,15 +189,23 @@ def reliability(case: Case, runner: TaskRunner, k: int = 3) -> tuple[int, int]:
 
 def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX_CALLS,
              seconds: float | None = None, corpus: Path | None = None,
-             progress: Callable[[str], None] | None = None) -> MinimizeResult:
+             progress: Callable[[str], None] | None = None,
+             share: tuple[Spread, Runners, bool] | None = None) -> MinimizeResult:
     """Shrink ``case``; the result is re-verified k times and canonically renamed. ``seconds``
-    is the whole budget, both k/k checks included."""
+    is the whole budget, both k/k checks included. ``share``: the night's ``Spread``, the
+    caller's pool (``runner`` is its runner) and whether the case is urgent: the k/k checks'
+    fresh runs are shared out over idle lanes."""
     if case.verdict is None or not case.verdict.is_finding:
         raise CaseError("the case records no divergence to minimize")
     oracle = Oracle(case.verdict, runner, corpus, progress)
+    if share is not None:
+        oracle.spread, oracle.pool, oracle.urgent = share
     start = clock.now()
     check_reproduces(oracle, case, k)
     checked = clock.now() - start  # what the closing k/k check will take, about
+    # A candidate is a smaller program compiled like the case: one past a few times the case's
+    # own slowest run has hung (one hung to the 300 s per-case timeout in RESULTS §30).
+    oracle.timeout = scaled_timeout(oracle.slowest)
     # The k/k check above counts against --max-calls (so does nothing after shrinking).
     shrinker = Shrinker(case, oracle, max_calls=max(0, max_calls - k),
                         seconds=None if seconds is None else max(0.0, seconds - 2 * checked),
@@ -170,6 +215,7 @@ def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX
     except BudgetExhausted as stop:
         shrinker.progress(f"stopped early: {stop}")
     final = canonical(shrinker.best)
+    oracle.timeout = None  # the closing k/k check waits as the opening one did
     verdicts = oracle.reproduce(final, k)
     renamed_target = final.verdict  # the best's, its nodes renamed: the target in final's ids
     # the best is the case (checked above) or a candidate the oracle gave a verdict
@@ -184,7 +230,7 @@ def minimize(case: Case, runner: TaskRunner, *, k: int = 3, max_calls: int = MAX
         calls=oracle.calls, cache_hits=shrinker.hits,
         seconds=clock.now() - start, reliability=(len(agreeing), k),
         slips=oracle.slips, passes=shrinker.stats, calls_to_final_ops=k + shrinker.ops_settled_at,
-        fixpoint=shrinker.fixpoint, stopped=shrinker.stopped)
+        fixpoint=shrinker.fixpoint, stopped=shrinker.stopped, dropped=oracle.dropped)
 
 
 def canonical(case: Case) -> Case:

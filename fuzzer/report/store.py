@@ -14,7 +14,10 @@ night), ``upstream_search`` (the likely duplicates GitHub's issue search gave fo
 ``confirmations`` (the last run of a cause's repro under each other torch named with
 ``--confirm-with``, ``triage.confirm``), ``arm_nights`` (per night and arm of the campaign, a
 surface crossed with a strategy: cases, CPU-seconds, raw findings, and the new causes credited to
-it with their value, ``campaign.arms``: what the next night's plan reads).
+it with their value, ``campaign.arms``: what the next night's plan reads), ``attempts`` (per raw
+case file, how often a night started its full pipeline and how often that ended unsettled, with
+the last reason: the queue serves the least-attempted first and parks a case that failed twice,
+``nightly.queue``).
 
 A root cause's life upstream is apart from its recheck status: ``upstream_state`` is ``filed``
 or ``wontfix`` (closed upstream as expected behaviour), with ``upstream_url`` the issue.
@@ -132,6 +135,13 @@ CREATE TABLE IF NOT EXISTS arm_nights (
     causes   INTEGER NOT NULL DEFAULT 0,
     value    REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (night, arm)
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    key      TEXT PRIMARY KEY,
+    tries    INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    reason   TEXT NOT NULL DEFAULT '',
+    at       TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS confirmations (
     signature TEXT NOT NULL,
@@ -426,7 +436,30 @@ class Store:
             db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
                        (night, key, signature, outcome, now()))
 
+    def attempt(self, key: str) -> None:
+        """A night starts the full pipeline on raw case file ``key``."""
+        with self.transaction() as db:
+            db.execute("INSERT INTO attempts (key, tries, at) VALUES (?, 1, ?) ON CONFLICT(key) "
+                       "DO UPDATE SET tries = tries + 1, at = excluded.at", (key, now()))
+
+    def failed(self, key: str, reason: str) -> int:
+        """Its attempt ended unsettled (an error, a minimizer short of its fixpoint, a hang):
+        the failures so far."""
+        with self.transaction() as db:
+            db.execute("INSERT INTO attempts (key, tries, failures, reason, at) "
+                       "VALUES (?, 1, 1, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+                       "failures = failures + 1, reason = excluded.reason, at = excluded.at",
+                       (key, reason[:500], now()))
+            row = db.execute("SELECT failures FROM attempts WHERE key = ?", (key,)).fetchone()
+        return int(row[0])
+
     # ------------------------------------------------------------ reading
+
+    def attempts(self, key: str) -> tuple[int, int]:
+        """Tries and failures of the full pipeline on raw case file ``key`` (0, 0 if none)."""
+        row = self.db.execute("SELECT tries, failures FROM attempts WHERE key = ?",
+                              (key,)).fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
 
     def get(self, signature: str) -> Finding | None:
         row = self.db.execute("SELECT * FROM findings WHERE signature = ?",

@@ -41,7 +41,15 @@ from fuzzer.corpus.case import Case
 from fuzzer.device import Device
 from fuzzer.execute import config as inductor_options
 from fuzzer.execute.flags import Flags
-from fuzzer.execute.pool import OutOfTime, Runners, TaskRunner
+from fuzzer.execute.pool import (
+    OutOfTime,
+    Runners,
+    Spread,
+    TaskRunner,
+    run_here,
+    run_within,
+    scaled_timeout,
+)
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.surface import DEPLOYED, UNCOMPILED
@@ -287,15 +295,22 @@ def bisect_summary(result: dict | None) -> str:
 # ------------------------------------------------------------------ running knobs
 
 
-def run_fresh(runner: TaskRunner, case: Case, recipe: Recipe | None = None) -> Verdict:
-    """The case's verdict in a fresh compile, by its own recipe or ``recipe``."""
-    return runner.run(case.task(recipe=(recipe or case.recipe).fresh())).verdict
+def run_fresh(runner: TaskRunner, case: Case, recipe: Recipe | None = None,
+              timeout: float | None = None) -> Verdict:
+    """The case's verdict in a fresh compile, by its own recipe or ``recipe``; ``timeout``: cut
+    after that many seconds (``pool.run_within``)."""
+    return run_within(runner, case.task(recipe=(recipe or case.recipe).fresh()), timeout).verdict
 
 
-def flip(case: Case, knob: Knob, pool: Runners, k: int = 1) -> KnobResult:
+HUNG = "hung"  # how a knob run cut at its scaled timeout reads in its verdict column
+
+
+def flip(case: Case, knob: Knob, pool: Runners, k: int = 1,
+         timeout: float | None = None) -> KnobResult:
     """Run the case with ``knob`` flipped, up to k fresh times, and say what became of the
     divergence: the outcome most runs agree on (stopping once one has a majority), else
-    ``unstable``."""
+    ``unstable``. A run past ``timeout`` (scaled to the case's own time) has hung: it is dropped,
+    and the knob's outcome is ``error`` (unless the case itself is a timeout)."""
     idle = knob.idle_on(case)
     if idle:
         return KnobResult(knob.name, "n/a", idle)
@@ -310,7 +325,11 @@ def flip(case: Case, knob: Knob, pool: Runners, k: int = 1) -> KnobResult:
     verdict: Verdict | None = None
     while sum(seen.values()) < k and (not seen or seen.most_common(1)[0][1] <= k // 2):
         verdict = run_fresh(runner, case, case.recipe.with_knob(
-            knob.config, knob.backend, knob.flags, knob.surface))
+            knob.config, knob.backend, knob.flags, knob.surface), timeout)
+        hung = verdict.kind == Kind.TIMEOUT and target.kind != Kind.TIMEOUT
+        if timeout is not None and hung:
+            return KnobResult(knob.name, "error", f"{HUNG}: no answer in {timeout:.0f}s (the "
+                              "case's own time, scaled); dropped", round(clock.now() - start, 2))
         seen[outcome_of(target, verdict)] += 1
     outcome, votes = seen.most_common(1)[0]  # an IndexError first where no run was made (k < 1)
     assert verdict is not None  # so the loop ran
@@ -320,10 +339,12 @@ def flip(case: Case, knob: Knob, pool: Runners, k: int = 1) -> KnobResult:
 
 def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
               progress: Callable[[str], None] | None = None, k: int = 1,
-              stop: Callable[[], bool] | None = None) -> Attribution:
+              stop: Callable[[], bool] | None = None, spread: Spread | None = None,
+              urgent: bool = False) -> Attribution:
     """Baseline in a fresh compile, then every knob (``flip``, k runs each); knobs are skipped if
     the baseline is gone. ``stop`` (a deadline) is asked before each run: OutOfTime when it
-    says so."""
+    says so. ``spread``: the knobs are shared out over the night's idle lanes (each with its own
+    workers), ``urgent`` saying whether the case is of a value class that takes every lane."""
     say = progress or (lambda text: None)
     start = clock.now()
 
@@ -336,14 +357,22 @@ def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
     if case.verdict.kind == Kind.TIMEOUT:
         return Attribution(True, "timeout: knobs not tried (each run would wait the full timeout)")
     check_time()
+    began = clock.now()
     base = run_fresh(pool.get(case.device), case)
+    timeout = scaled_timeout(clock.now() - began)  # a knob run past it has hung
     attribution = Attribution(same_divergence(case.verdict, base), base.summary())
     if attribution.reproduces:
-        for knob in (*knobs, *surface_knobs(case)):
-            check_time()
-            result = flip(case, knob, pool, k)
-            say(f"knob {knob.name}: {result.outcome}")
-            attribution.knobs.append(result)
+        def job(knob: Knob) -> Callable[[Runners], KnobResult]:
+            def run(runners: Runners) -> KnobResult:
+                check_time()
+                result = flip(case, knob, runners, k, timeout)
+                say(f"knob {knob.name}: {result.outcome}")
+                return result
+            return run
+
+        jobs = [job(knob) for knob in (*knobs, *surface_knobs(case))]
+        attribution.knobs = spread.spread(jobs, pool, urgent) if spread is not None \
+            else run_here(jobs, pool)
     attribution.seconds = round(clock.now() - start, 1)
     return attribution
 

@@ -49,7 +49,7 @@ from collections.abc import Callable, Sequence
 
 from fuzzer.corpus.case import Case
 from fuzzer.device import Device
-from fuzzer.execute.pool import Runners
+from fuzzer.execute.pool import Runners, Spread
 from fuzzer.ir.graph import canonical_order
 from fuzzer.judge import semantics
 from fuzzer.judge.key import error_type
@@ -171,14 +171,17 @@ def signature(case: Case, attribution: Attribution | None) -> str:
 
 def cause_of(case: Case, pool: Runners, *, knobs: Sequence[Knob] = KNOBS,
              k: int = SIGNATURE_K, stop: Callable[[], bool] | None = None,
-             progress: Callable[[str], None] | None = None) -> tuple[Attribution, dict]:
+             progress: Callable[[str], None] | None = None, spread: Spread | None = None,
+             urgent: bool = False) -> tuple[Attribution, dict]:
     """The one way a cause is taken, by the nightly and by ``numfuzz triage``: ``case`` (the
     minimized one) attributed over ``knobs`` (the full set, or more), k fresh runs each by
-    majority; its attribution and signature fields. OutOfTime when ``stop`` says so first."""
+    majority; its attribution and signature fields. OutOfTime when ``stop`` says so first.
+    ``spread``/``urgent``: knob runs shared out over idle lanes (``attribute``)."""
     missing = FULL_SET - {knob.name for knob in knobs}
     if missing:
         raise ValueError(f"a cause is taken over the full knob set; missing {sorted(missing)}")
-    attribution = attribute(case, pool, knobs, progress, k=k, stop=stop)
+    attribution = attribute(case, pool, knobs, progress, k=k, stop=stop, spread=spread,
+                            urgent=urgent)
     if attribution.reproduces and case.verdict is not None and case.verdict.kind not in RAISED:
         found = locate(case, pool.get(case.device), stop=stop,
                        progress=(lambda text: progress(f"locate: {text}")) if progress else None)
