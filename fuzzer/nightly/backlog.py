@@ -98,7 +98,6 @@ class Backlog:
         self.max_representatives = max_representatives
         self.items: dict[str, Item] = {}
         self.buckets: dict[str, Bucket] = {}
-        self.bucket_of: dict[str, str] = {}  # key -> bucket id
         self.seen: set[str] = set()  # file names looked at
         self.earlier: set[str] = set()  # settled by an earlier night
         self.met_again: set[str] = set()  # of those, found again tonight (handed out once)
@@ -108,6 +107,15 @@ class Backlog:
         self.lock = threading.RLock()
 
     # ---------------------------------------------------------------- filling
+
+    def news(self, found: set[str]) -> bool:
+        """Is there anything ``refresh`` would read or hand out (a case file not looked at, or an
+        earlier night's case found again tonight)? No store needed: a lane between two cases asks
+        this first."""
+        with self.lock:
+            if (self.earlier & found) - self.met_again:
+                return True
+            return any(path.name not in self.seen for path in self.corpus.glob("*.pt"))
 
     def refresh(self, store: Store, found: set[str]) -> list[str]:
         """Read the case files that appeared since the last call. Returns those an earlier
@@ -146,7 +154,6 @@ class Backlog:
     def _join(self, item: Item, bucket_id: str, found: Fingerprint | None) -> None:
         bucket = self.buckets.setdefault(bucket_id, Bucket(bucket_id, found))
         bucket.keys.append(item.key)
-        self.bucket_of[item.key] = bucket_id
 
     # ---------------------------------------------------------------- serving
 

@@ -62,8 +62,8 @@ class Lanes:
     def between(self, slot: int, runner: TaskRunner) -> None:
         """Campaign worker thread ``slot``, between two cases: process backlog work on its own
         worker (``runner``) while backpressure asks this lane to."""
-        if slot >= self.total:
-            return
+        if slot >= self.total or not self._may_want(slot):
+            return  # the common case: no store opened, nothing read, back to fuzzing
         pool = self.pools.get(slot)
         if pool is None:
             pool = self.pools[slot] = self._pool({self.ctx.settings.campaign.device: runner})
@@ -139,6 +139,19 @@ class Lanes:
             return self._others_busy(slot)
         return slot < processing_lanes(self.total, waiting, urgent, self.fuzzing) or \
             (not self.fuzzing and self._others_busy(slot))
+
+    def _may_want(self, slot: int) -> bool:
+        """Could ``_wanted`` say yes for this fuzzing lane: is there a case file to read, work
+        ready or a knob run to help with, and backpressure for this lane? Asked before each case
+        without opening a store (``_wanted`` opens one per lane and reads the corpus)."""
+        with self.ctx.lock:
+            found = set(self.ctx.night.found)
+        if self.backlog.news(found):
+            return True
+        waiting, urgent = self.backlog.waiting()
+        helping, urgent_help = self.spread.waiting()
+        return slot < processing_lanes(self.total, waiting + helping, urgent + urgent_help,
+                                       self.fuzzing)
 
     def _others_busy(self, slot: int) -> bool:
         with self.lock:
