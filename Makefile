@@ -33,7 +33,7 @@ JOBS ?= 3
 $(BIN)/numfuzz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --no-compile "$(TORCH)"
-	$(PIP) install -q --no-compile -e ".[dev,ray]"
+	$(PIP) install -q --no-compile -e ".[dev,ray,trace]"
 	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib > /dev/null || true
 	touch $@
 

@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.execute.workers import LocalRunner  # noqa: E402
 from fuzzer.reduce.minimize import minimize  # noqa: E402
 from fuzzer.user.capture import capture_file  # noqa: E402
 from fuzzer.user.verify import verify_capture  # noqa: E402
@@ -37,8 +37,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench/raw/capture_minimize.json")
     args = parser.parse_args()
     rows = []
-    inductor = Runner("cpu", threads=2, timeout=300, warmup=True)
-    fake = Runner("cpu", threads=2, timeout=300, warmup=False)
+    inductor = LocalRunner("cpu", threads=2, timeout=300, warmup=True)
+    fake = LocalRunner("cpu", threads=2, timeout=300, warmup=False)
     try:
         for name, backend in RUNS:
             runner = inductor if backend == "inductor" else fake

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from fuzzer.corpus.case import Case  # noqa: E402
 from fuzzer.errors import CaseError  # noqa: E402
-from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.execute.workers import LocalRunner  # noqa: E402
 from fuzzer.triage import known  # noqa: E402
 from fuzzer.triage.attribute import outcome_of, run_fresh  # noqa: E402
 from fuzzer.triage.signature import same_cause, signature_fields  # noqa: E402
@@ -62,7 +62,7 @@ PUBLIC_CLASSES = {
 }
 
 
-def judge_finding(case: Case, runner: Runner) -> dict:
+def judge_finding(case: Case, runner: LocalRunner) -> dict:
     fields = signature_fields(case, None)
     verdict = run_fresh(runner, case, EXPECTED_KNOB)
     expected = outcome_of(case.verdict, verdict) == "vanishes"
@@ -75,7 +75,7 @@ def judge_finding(case: Case, runner: Runner) -> dict:
             "empty": any(t.numel() == 0 for t in case.inputs.values())}
 
 
-def rows_of(corpus: Path, runner: Runner) -> list[dict]:
+def rows_of(corpus: Path, runner: LocalRunner) -> list[dict]:
     """A row per finding in ``corpus`` (``judge_finding``); unreadable files are skipped."""
     rows = []
     for path in sorted(corpus.glob("*.pt")):
@@ -154,7 +154,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every finding's row here")
     args = parser.parse_args()
     summary = json.loads(args.summary.read_text()) if args.summary else None
-    runner = Runner("cpu", threads=2, timeout=300, warmup=True)
+    runner = LocalRunner("cpu", threads=2, timeout=300, warmup=True)
     try:
         rows = rows_of(args.corpus, runner)
     finally:

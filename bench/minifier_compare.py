@@ -23,13 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fuzzer.corpus.case import Case  # noqa: E402
-from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.execute.workers import LocalRunner  # noqa: E402
 from fuzzer.reduce.minimize import minimize  # noqa: E402
 from fuzzer.reduce.repro import write_repro  # noqa: E402
 
 
 def ours(case: Case) -> dict:
-    runner = Runner(case.device, timeout=300)
+    runner = LocalRunner(case.device, timeout=300)
     runner.start()
     runner.worker.wait_ready()  # start-up is not the minimizer's work; PyTorch's pays it too
     start = time.monotonic()

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fuzzer.corpus.replay import replay_case  # noqa: E402
-from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.execute.workers import LocalRunner  # noqa: E402
 from fuzzer.user.capture import capture_file  # noqa: E402
 from tests.test_public_models import PUBLIC, judged  # noqa: E402
 
@@ -32,7 +32,7 @@ def docstring_field(path: Path, name: str) -> str:
 
 
 def main() -> None:
-    runner = Runner("cpu", threads=1, timeout=300, warmup=True)
+    runner = LocalRunner("cpu", threads=1, timeout=300, warmup=True)
     print("| file | upstream decision | maintainers' rule | numfuzz: Model | numfuzz: capture "
           "| elements further |")
     print("|---|---|---|---|---|---|")

@@ -19,6 +19,7 @@ import time
 
 import torch
 
+from fuzzer.execute import calling
 from fuzzer.gen import inputs, strategy
 from fuzzer.ir import render
 from fuzzer.judge import rules, semantics
@@ -77,15 +78,15 @@ def probe(seed: int, weights: dict[str, float]) -> tuple[int, str | None]:
     model = render.load(render.render_model(graph), "model")
     written = [graph.input_ids().index(n) for n in graph.written_inputs()]
     torch._dynamo.reset()
-    compiled = rules.compile_model(model, lambda f: torch.compile(f, fullgraph=True))
+    compiled = calling.compile_model(model, lambda f: torch.compile(f, fullgraph=True))
     for call, g in enumerate([graph, *sizes[:2]]):
         args = inputs.ordered(g, inputs.draws(g, seed * 10 + call, 1)[0][1])
         try:
-            eager, _ = rules.call(model, args, written)
+            eager, _ = calling.call(model, args, written)
         except Exception:
             return call, None
         try:
-            out, _ = rules.call(compiled, args, written)
+            out, _ = calling.call(compiled, args, written)
         except Exception as err:
             line = f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
             return call, f"{chosen.name} call {call}: crash {line}"

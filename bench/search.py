@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from discovery import PUBLIC_CLASSES, causes, rows_of  # noqa: E402
 
-from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.execute.workers import LocalRunner  # noqa: E402
 
 SEARCHES = ("random", "guided")
 
@@ -89,7 +89,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     summaries = campaigns(args.minutes, args.seed, work)
     (work / "summaries.json").write_text(json.dumps(summaries, indent=1))
-    runner = Runner("cpu", threads=2, timeout=300, warmup=True)
+    runner = LocalRunner("cpu", threads=2, timeout=300, warmup=True)
     try:
         rows = {search: rows_of(work / search, runner) for search in SEARCHES}
     finally:

@@ -45,8 +45,9 @@ from fuzzer.campaign.local import Ran, run_campaign, settle  # noqa: E402
 from fuzzer.campaign.settings import Settings, make_case  # noqa: E402
 from fuzzer.corpus.ledger import Ledger  # noqa: E402
 from fuzzer.execute.recipe import Recipe  # noqa: E402
-from fuzzer.execute.runner import Task, inductor_config, run_task  # noqa: E402
-from fuzzer.execute.workers import Runner  # noqa: E402
+from fuzzer.execute.runner import inductor_config, run_task  # noqa: E402
+from fuzzer.execute.task import Task  # noqa: E402
+from fuzzer.execute.workers import LocalRunner  # noqa: E402
 from fuzzer.ir import render  # noqa: E402
 from fuzzer.ir.graph import Graph  # noqa: E402
 
@@ -100,7 +101,7 @@ def bare(graph: Graph, draws: list[dict[str, torch.Tensor]]) -> float:
     return time.perf_counter() - start
 
 
-def harness(settings: Settings, state: Ledger, runner: Runner,
+def harness(settings: Settings, state: Ledger, runner: LocalRunner,
             index: int) -> tuple[float, Any]:
     """One case the way a campaign handles it; returns seconds and (case, task, outcome)."""
     t0 = time.perf_counter()
@@ -127,7 +128,7 @@ def overhead(cases: int, seed: int) -> dict[str, Any]:
         settings = Settings(out=Path(tmp) / "corpus", device="cpu", cases=cases, seed=seed)
         settings.out.mkdir()
         state = Ledger(settings.out, settings.ledger_key(), resume=False)
-        runner = Runner("cpu", threads=threads, timeout=600, warmup=True)
+        runner = LocalRunner("cpu", threads=threads, timeout=600, warmup=True)
         runner.start()
         runner.worker.wait_ready()
         Recipe().compile(lambda x: torch.sin(x) + 1)(torch.ones(4))  # warm this side too

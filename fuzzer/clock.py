@@ -11,7 +11,7 @@ wrong. What is no budget stays on real time: a worker's I/O timeouts (a hung wor
 actor's silence, timestamps in logs and files, benchmarks.
 
 Work tells the clock what it cost (``spent``) where it is done: a worker run
-(``execute.workers.Runner.run``, which every local run goes through) and a subprocess
+(``execute.workers.LocalRunner.run``, which every local run goes through) and a subprocess
 (``run_subprocess``: collect_env, the bisector; ``triage.confirm.run_script``, the plain
 reproducer and the repros it confirms, tells it itself). A wait the budget limits to ``seconds``
 lasts ``wait_limit(seconds)`` real seconds. On the real clock both hooks are no-ops: the time
@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-RUN = "run"  # one task on a worker (``Runner.run``)
+RUN = "run"  # one task on a worker (``LocalRunner.run``)
 SUBPROCESS = "subprocess"  # a fresh interpreter: the plain reproducer, collect_env, the bisector
 
 

@@ -17,7 +17,7 @@ from fuzzer.corpus.ledger import campaigns_in
 from fuzzer.execute import workers, zygote
 from fuzzer.execute.recipe import Recipe, trust_backend
 from fuzzer.execute.surface import Surface
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.workers import LocalRunner
 from fuzzer.nightly.night import NightSettings
 from tests import fakes, gpu_fakes, triage_fakes
 
@@ -36,7 +36,7 @@ for _module in (fakes, triage_fakes, gpu_fakes):
 @pytest.fixture(scope="session")
 def fake_runner():
     """A worker for fake backends: no Inductor warm-up."""
-    runner = Runner("cpu", threads=1, timeout=60, warmup=False)
+    runner = LocalRunner("cpu", threads=1, timeout=60, warmup=False)
     yield runner
     runner.close()
 
@@ -56,7 +56,7 @@ def sim_clock():
 @pytest.fixture(scope="session")
 def inductor_runner():
     """A warm worker compiling with real Inductor on the CPU."""
-    runner = Runner("cpu", threads=1, timeout=300, warmup=True)
+    runner = LocalRunner("cpu", threads=1, timeout=300, warmup=True)
     yield runner
     runner.close()
 

@@ -495,7 +495,7 @@ def rows_depend_on_batch(gm, example_inputs):
 
 # ------------------------------------------------------------------ deployment stages
 # On the export and aoti surfaces a trusted backend stands in for a stage of the deployment
-# (``judge.rules.Deployed``): called as ``fake(program, args, stage)``, stage one of "export",
+# (``execute.calling.Deployed``): called as ``fake(program, args, stage)``, stage one of "export",
 # "decompositions", "inductor", "aoti", it returns what runs. Each fake below is wrong from the
 # stage it plants its bug in onwards, as a bug in that stage would be.
 

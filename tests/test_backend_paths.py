@@ -29,7 +29,8 @@ import torch
 from fuzzer.campaign.settings import make_case
 from fuzzer.corpus.case import Case
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Programs, Task
+from fuzzer.execute.runner import Programs
+from fuzzer.execute.task import Task
 from fuzzer.gen import domains, edge, grammar, inputs, sizes, strategy
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops

@@ -17,7 +17,7 @@ from fuzzer.corpus.replay import replay_case
 from fuzzer.errors import CaseError
 from fuzzer.execute import surface
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import Kind

@@ -18,9 +18,9 @@ from fuzzer.corpus.replay import replay_case
 from fuzzer.execute.flags import SDPA_BACKENDS, Flags
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
 from fuzzer.execute.surface import Surface
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.task import Task
+from fuzzer.execute.workers import LocalRunner
 from fuzzer.judge.kinds import Kind
 from fuzzer.reduce.minimize import minimize
 from fuzzer.reduce.repro import write_repro
@@ -38,14 +38,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def cuda_fake_runner():
-    runner = Runner("cuda", threads=1, timeout=120, warmup=False)
+    runner = LocalRunner("cuda", threads=1, timeout=120, warmup=False)
     yield runner
     runner.close()
 
 
 @pytest.fixture(scope="module")
 def cuda_inductor_runner():
-    runner = Runner("cuda", threads=2, timeout=600, warmup=True)
+    runner = LocalRunner("cuda", threads=2, timeout=600, warmup=True)
     yield runner
     runner.close()
 

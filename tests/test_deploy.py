@@ -1,7 +1,7 @@
 """The path models ship on (issue 51): torch.export and AOTInductor as surfaces. Fakes stand in
-for a stage (``judge.rules.Deployed``): an export that drops a buffer write, a package that loads a
-constant wrong, an export that refuses, a package build that fails; each is found, judged like
-every case (outputs and the state left behind) and attributed to its stage. One small real
+for a stage (``execute.calling.Deployed``): an export that drops a buffer write, a package that
+loads a constant wrong, an export that refuses, a package build that fails; each is found, judged
+like every case (outputs and the state left behind) and attributed to its stage. One small real
 AOTInductor run, of a model file on the ``aoti`` surface."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
-from fuzzer.execute import surface
+from fuzzer.execute import calling, surface
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
-from fuzzer.judge import rules, semantics
+from fuzzer.judge import semantics
 from fuzzer.judge.kinds import Kind
 from fuzzer.reduce.repro import write_repro
 from fuzzer.reduce.snippet import snippet_source
@@ -112,7 +112,7 @@ def test_a_stage_that_fails_on_a_program_every_earlier_stage_runs_is_a_crash(fak
 def test_weights_in_one_flat_buffer_are_views_of_one_storage() -> None:
     kinds = ["x", "param:0", "param:0", "buffer"]
     state = [torch.ones(2, 3), torch.full((4,), 2.0), torch.zeros(2)]
-    module = rules.Module(lambda *a: a, kinds, state)
+    module = calling.Module(lambda *a: a, kinds, state)
     assert module.s1.untyped_storage().data_ptr() == module.s2.untyped_storage().data_ptr()
     assert module.s2.storage_offset() == 6 and torch.equal(module.s2, state[1])
     assert module.s3.untyped_storage().data_ptr() != module.s1.untyped_storage().data_ptr()
@@ -147,3 +147,40 @@ def test_a_model_file_runs_through_a_real_aotinductor_package(tmp_path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["judged"] and report["verdict"]["kind"] in ("ok", "benign"), report
+
+
+def test_a_package_is_handed_back_only_the_buffers_the_program_writes() -> None:
+    """A package holds its buffers' values from its build; before each call only the buffers
+    the program writes are loaded again (a strided read-only buffer handed back in changed what
+    a package computed: FINDINGS N22). A module that does not say hands in all, as before."""
+    class Package:
+        def __init__(self) -> None:
+            self.loaded: list[list[str]] = []
+
+        def get_constant_fqns(self) -> list[str]:
+            return ["s1", "s2"]
+
+        def load_constants(self, constants: dict, check_full_update: bool) -> None:
+            self.loaded.append(sorted(constants))
+
+    def program(x, read, state):
+        state.add_(1)
+        return (x + read + state,)
+
+    for written, handed in (([2], [["s2"]]), ([], [])):
+        seen: dict = {}
+
+        def compile(module, seen=seen):
+            deployed = calling.Deployed(module, "aoti")
+            deployed.target, deployed.holder = module, Package()
+            seen["deployed"] = deployed
+            return deployed
+
+        run = calling.module_program(program, ["x", "buffer", "buffer"], written, compile)
+        run(torch.ones(2), torch.ones(2), torch.zeros(2))
+        assert seen["deployed"].holder.loaded == handed, written
+    plain = calling.Deployed(calling.Forward(lambda x: (x,)), "aoti")
+    plain.holder = Package()
+    plain.module.register_buffer("s1", torch.ones(1))
+    plain._hand_in()
+    assert plain.holder.loaded == [["s1"]]

@@ -18,7 +18,7 @@ from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.loop import Outcome
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.workers import LocalRunner
 from tests.conftest import campaign_settings, ledger_of
 
 pytestmark = pytest.mark.inductor
@@ -58,7 +58,7 @@ def test_real_campaign_completes_and_saves_its_findings(real_campaign) -> None:
     assert state["below"] == CASES
 
 
-def test_a_real_case_replays_as_it_was_judged(real_campaign, inductor_runner: Runner) -> None:
+def test_a_real_case_replays_as_it_was_judged(real_campaign, inductor_runner: LocalRunner) -> None:
     out, _, outcomes = real_campaign
     found = [o for o in outcomes if o.path is not None and o.verdict.diverging is not None]
     assert found, [o.verdict.kind for o in outcomes]

@@ -22,7 +22,7 @@ from fuzzer.errors import CaseError
 from fuzzer.execute.flags import Flags
 from fuzzer.execute.pool import RunnerPool
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge.kinds import Kind
 from fuzzer.reduce.repro import repro_source, write_repro

@@ -11,7 +11,7 @@ from fuzzer.campaign.local import run_campaign
 from fuzzer.errors import HarnessError
 from fuzzer.execute import config
 from fuzzer.execute.pool import RunnerPool
-from fuzzer.execute.workers import Runner, assign_gpus, workers_per_gpu
+from fuzzer.execute.workers import LocalRunner, assign_gpus, workers_per_gpu
 from fuzzer.triage.attribute import Knob, flip
 from tests import triage_fakes as tf
 from tests.conftest import campaign_settings
@@ -41,7 +41,7 @@ def test_how_many_workers_share_a_gpu_by_default() -> None:
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
 def test_a_worker_that_cannot_see_its_gpu_is_a_harness_error(tmp_path: Path) -> None:
-    runner = Runner("cuda", timeout=60, warmup=False, gpu="0")
+    runner = LocalRunner("cuda", timeout=60, warmup=False, gpu="0")
     try:
         with pytest.raises(HarnessError, match="sees no CUDA device"):
             runner.run(None)

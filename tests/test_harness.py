@@ -24,7 +24,7 @@ from fuzzer.campaign.settings import make_case
 from fuzzer.cli import main
 from fuzzer.corpus.case import Case
 from fuzzer.execute.pool import RunnerPool
-from fuzzer.execute.workers import TEMP_PREFIX, Recycle, Runner, sweep_stale_temp
+from fuzzer.execute.workers import TEMP_PREFIX, LocalRunner, Recycle, sweep_stale_temp
 from fuzzer.nightly import drafts, pipeline, recheck
 from fuzzer.nightly.job import run_night
 from fuzzer.nightly.night import latest_night
@@ -139,7 +139,7 @@ def test_workers_are_recycled_by_count_and_memory_and_leave_nothing(tmp_path: Pa
     settings = campaign_settings(out=tmp_path, **EAGER)
     _, task = make_case(settings, 0)
     fds_before = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").is_dir() else None
-    runner = Runner("cpu", timeout=120, warmup=False, recycle=Recycle(cases=2, rss_bytes=None))
+    runner = LocalRunner("cpu", timeout=120, warmup=False, recycle=Recycle(cases=2, rss_bytes=None))
     pids, caches = [], []
     try:
         for _ in range(4):
@@ -156,7 +156,7 @@ def test_workers_are_recycled_by_count_and_memory_and_leave_nothing(tmp_path: Pa
     if fds_before is not None:  # no descriptor of the three workers stays open here
         assert len(os.listdir("/proc/self/fd")) == fds_before
 
-    greedy = Runner("cpu", timeout=120, warmup=False,
+    greedy = LocalRunner("cpu", timeout=120, warmup=False,
                     recycle=Recycle(cases=None, rss_bytes=1, private_cache=False))
     try:
         greedy.run(task)

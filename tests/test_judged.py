@@ -32,7 +32,7 @@ from fuzzer.cli import main
 from fuzzer.corpus.case import Case
 from fuzzer.execute.original import load_model_file, run_original
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import generic, ops
 from fuzzer.judge.kinds import COUNTED, Kind
@@ -120,9 +120,9 @@ def skipping_case(tmp_path_factory: pytest.TempPathFactory) -> Path:
     graph = tf.e8m0_graph()
     x = graph.input_ids()[0]
     inputs = {str(x): torch.tensor([0.3, 1.5, -2.0, 7.0])}
-    from fuzzer.execute.workers import Runner
+    from fuzzer.execute.workers import LocalRunner
 
-    runner = Runner("cpu", threads=1, timeout=60, warmup=False)
+    runner = LocalRunner("cpu", threads=1, timeout=60, warmup=False)
     try:
         case = tf.judged_case(graph, inputs, "tests.fakes:uint8_plus_one", runner)
     finally:

@@ -12,10 +12,9 @@ import pytest
 import torch
 
 from fuzzer.corpus.case import Case
-from fuzzer.execute import workers
+from fuzzer.execute import calling, workers
 from fuzzer.execute.pool import OutOfTime, RunnerPool, Spread, scaled_timeout
-from fuzzer.execute.runner import RunResult
-from fuzzer.judge import rules
+from fuzzer.execute.task import RunResult
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
 from fuzzer.nightly import pipeline
@@ -342,14 +341,14 @@ class Holder(torch.nn.Module):
 def test_export_failing_on_aliased_inputs_is_a_refusal_and_otherwise_a_crash(monkeypatch):
     monkeypatch.setattr(torch.export, "export", lambda module, args: ExportedFailing())
     x = torch.ones(4, 4)
-    with pytest.raises(rules.ExportRefused, match="share storage"):
-        rules.exporting(torch.nn.Identity(), (x, x[1:]), decompose=True)
-    with pytest.raises(rules.ExportRefused, match="share storage"):  # a buffer and an argument
-        rules.exporting(Holder(x), (x.t(),), decompose=True)
+    with pytest.raises(calling.ExportRefused, match="share storage"):
+        calling.exporting(torch.nn.Identity(), (x, x[1:]), decompose=True)
+    with pytest.raises(calling.ExportRefused, match="share storage"):  # a buffer and an argument
+        calling.exporting(Holder(x), (x.t(),), decompose=True)
     with pytest.raises(AssertionError):  # no aliasing: a crash stays a crash
-        rules.exporting(torch.nn.Identity(), (x, torch.ones(3)), decompose=True)
-    assert isinstance(rules.exporting(torch.nn.Identity(), (x, x)), ExportedFailing)
-    assert not rules.share_storage((torch.ones(0), torch.ones(0)))
+        calling.exporting(torch.nn.Identity(), (x, torch.ones(3)), decompose=True)
+    assert isinstance(calling.exporting(torch.nn.Identity(), (x, x)), ExportedFailing)
+    assert not calling.share_storage((torch.ones(0), torch.ones(0)))
 
 
 # ------------------------------------------------------------------ a night

@@ -20,7 +20,7 @@ from fuzzer.cli import main
 from fuzzer.corpus.case import Case
 from fuzzer.execute import memcheck
 from fuzzer.execute.pool import RunnerPool
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.workers import LocalRunner
 from fuzzer.nightly.job import run_night
 from fuzzer.nightly.night import NightSettings
 from fuzzer.nightly.pipeline import finding_for
@@ -78,7 +78,7 @@ def test_recheck_on_the_buggy_build_keeps_them_open(recorded, fake_runner):
 def test_recheck_on_the_fixed_build_marks_fixed(recorded, fake_runner):
     reports, sigs = recorded
     issue = "https://github.com/pytorch/pytorch/issues/4242"
-    fixed_build = Runner("cpu", timeout=60, env={tf.FIXED_ENV: "1"}, warmup=False)
+    fixed_build = LocalRunner("cpu", timeout=60, env={tf.FIXED_ENV: "1"}, warmup=False)
     try:
         with Store.in_reports(reports) as store:
             for name in ("fixed", "still"):  # both filed upstream by a person

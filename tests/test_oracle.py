@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph

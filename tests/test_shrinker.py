@@ -223,13 +223,13 @@ def test_output_earlier_node_runs_in_the_fixpoint_before_the_cuts() -> None:
 def _final_x(case: Case) -> torch.Tensor:
     """What the case's program leaves in its first input (every candidate is a valid graph:
     rendering and running it is part of the check)."""
+    from fuzzer.execute import calling
     from fuzzer.ir import render
-    from fuzzer.judge import rules
 
     model = render.load(render.render_model(case.graph), "model")
     written = [i for i, n in enumerate(case.graph.input_ids())
                if n in case.graph.written_inputs()]
-    values = rules.call(model, case.ordered_inputs(), written)[0]
+    values = calling.call(model, case.ordered_inputs(), written)[0]
     return values[len(case.graph.outputs)] if written else case.ordered_inputs()[0]
 
 

@@ -12,7 +12,7 @@ import torch
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen import edge, inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops, render
@@ -189,7 +189,7 @@ def _write_beside_a_passed_window() -> Graph:
 
 def test_a_passed_view_is_an_argument_of_its_own() -> None:
     """The caller makes the view and passes it beside its base: the compiled function is
-    ``forward``, which receives both (``rules.compile_model``). A ``passed`` mark on a view
+    ``forward``, which receives both (``calling.compile_model``). A ``passed`` mark on a view
     that is not read straight off an input renders as an ordinary view."""
     graph = _write_beside_a_passed_window()
     source = render.render_model(graph)

@@ -17,8 +17,8 @@ from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.settings import case_seed, make_case
 from fuzzer.corpus.case import Case
 from fuzzer.errors import InputError
-from fuzzer.execute.runner import Task
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.task import Task
+from fuzzer.execute.workers import LocalRunner
 from fuzzer.gen import domains, inputs, strategy
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops
@@ -330,7 +330,7 @@ def _from_example(b: Builder, name: str) -> int:
     return b.op(name, *ids, **attrs)
 
 
-def test_every_new_op_renders_runs_eager_compiles_and_saves(inductor_runner: Runner,
+def test_every_new_op_renders_runs_eager_compiles_and_saves(inductor_runner: LocalRunner,
                                                              tmp_path: Path) -> None:
     covered = set()
     for name, graph in _vocabulary_graphs().items():

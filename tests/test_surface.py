@@ -18,10 +18,10 @@ from fuzzer.campaign.settings import make_case
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.replay import replay_case
 from fuzzer.errors import CaseError
+from fuzzer.execute import calling
 from fuzzer.execute import runner as runner_module
 from fuzzer.execute.surface import Surface
 from fuzzer.gen.strategy import for_training
-from fuzzer.judge import rules
 from fuzzer.reduce.repro import write_repro
 from tests.conftest import campaign_settings, minimized, python, run_repro
 
@@ -96,7 +96,7 @@ def test_forward_backward_gives_outputs_then_each_float_inputs_gradient() -> Non
     x = torch.tensor([1.0, -2.0]).expand(3, 2)  # an expanded input keeps its layout
     w = torch.tensor([0.5, 3.0])
     n = torch.tensor([1, 2])
-    got = rules.forward_backward(lambda a, b, k: ((a * b).sum(0), k + 1), [x, w, n])
+    got = calling.forward_backward(lambda a, b, k: ((a * b).sum(0), k + 1), [x, w, n])
     assert len(got) == 4  # two outputs, then the gradients of x and w (n is not a float)
     assert torch.equal(got[2], w.expand(3, 2)) and torch.equal(got[3], torch.full((2,), 3.0) *
                                                                torch.tensor([1.0, -2.0]))
@@ -216,7 +216,7 @@ def test_real_inductor_compiles_forward_and_backward_and_every_gradient_is_judge
               if o.details.gradient_of is not None]
     assert judged == floats
     model = runner_module.Programs.build(graph).model
-    want = rules.forward_backward(model, [task.draws[0][str(n)] for n in graph.input_ids()])
+    want = calling.forward_backward(model, [task.draws[0][str(n)] for n in graph.input_ids()])
     got = result.outputs["eager"]
     assert len(got) == len(graph.outputs) + len(floats) == len(want)
     for a, b in zip(got, want):  # the worker runs on one thread: reductions may round apart

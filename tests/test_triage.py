@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fuzzer.execute.pool import RunnerPool
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.workers import LocalRunner
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph, op_chain
 from fuzzer.triage.attribute import (
@@ -82,7 +82,7 @@ def test_environment_knob_gets_its_own_worker(pool):
 def test_case_that_no_longer_reproduces_is_not_attributed(fake_runner):
     case = tf.planted_case("tests.triage_fakes:plant_unless_env", fake_runner)
     assert case.verdict.kind == "int-flip"
-    fixed_build = Runner("cpu", timeout=60, env={tf.FIXED_ENV: "1"}, warmup=False)
+    fixed_build = LocalRunner("cpu", timeout=60, env={tf.FIXED_ENV: "1"}, warmup=False)
     try:
         attribution = attribute(case, RunnerPool({"cpu": fixed_build}), PLANTED_KNOBS)
     finally:

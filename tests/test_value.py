@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from fuzzer.corpus.case import Case
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.kinds import Kind

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from fuzzer.execute import runner
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen import edge, strategy
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir import ops, render
@@ -60,12 +60,51 @@ def test_a_compiled_argmin_picking_a_larger_element_is_a_finding() -> None:
     assert element.distance.head_input_fp64 == 7.0 and element.strong
 
 
-def test_another_index_among_equal_values_is_no_divergence() -> None:
+def test_a_later_index_among_exactly_equal_values_breaks_the_first_index_rule() -> None:
+    """torch documents argmin's first minimal index: the other 1.0 of row 0 (an input no op
+    rounded, so the tie is exact everywhere) is a finding, said as such."""
     def plant(c: torch.Tensor) -> None:
-        c[0] = 3  # the other 1.0 of row 0: the same value
+        c[0] = 3  # the other 1.0 of row 0: the same value, a later index
 
     verdict = _judged(_one("argmin", (2, 5), dim=1, keepdim=False), [ROWS], plant)
-    assert verdict.kind == Kind.OK, verdict.summary()
+    assert verdict.kind == Kind.INT_FLIP, verdict.summary()
+    (element,) = verdict.outputs[0].details.elements
+    assert element.fault == "not the first of equal values" and element.strong
+    assert (element.compiled_index, element.fp64_index, element.selected) == (3, 1, [1.0] * 3)
+
+
+def test_a_tie_that_float_noise_made_is_no_divergence() -> None:
+    """``x * 3`` rounds: equal values there may be unequal in another rounding, so which of
+    them compiled's argmin names is not judged (the issue template: ties are no finding)."""
+    graph = _one("argmin", (2, 5), pre="mul_scalar", dim=1, keepdim=False)
+
+    def plant(c: torch.Tensor) -> None:
+        c[0] = 3  # the other 3.0 of row 0
+
+    assert _judged(graph, [ROWS], plant).kind == Kind.OK
+
+
+def test_a_sort_without_a_documented_order_leaves_exact_ties_open() -> None:
+    """torch documents no order among median's or topk's equal values: another index there is
+    no divergence even on an exact tie."""
+    x = torch.tensor([[4.0, 4.0, 1.0, 0.0, 4.0, -2.0]])
+    topk = _one("topk", (1, 6), k=1, dim=1, largest=True, pick=1)
+    assert _judged(topk, [x], lambda c: c.fill_(4)).kind == Kind.OK
+
+
+def test_compiled_argmin_of_uint8_naming_index_0_says_not_the_minimum() -> None:
+    """The cause behind issue 59: compiled's argmin of a uint8 row names index 0, whose value
+    is not the minimum; and an index far out of range, as once seen, says so."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((1, 16), dtype="uint8")
+    b.graph.outputs = [b.op("argmin", x, dim=1, keepdim=False)]
+    args = [torch.arange(16, 0, -1).to(torch.uint8).reshape(1, 16)]
+    for planted, fault in ((0, "not the minimum"), (-3087562610450605308, "out of range")):
+        verdict = _judged(b.graph, args, lambda c, p=planted: c.fill_(p))
+        assert verdict.kind == Kind.INT_FLIP, verdict.summary()
+        (element,) = verdict.outputs[0].details.elements
+        assert element.fault == fault and element.strong, element
+        assert (element.eager_index, element.compiled_index) == (15, planted)
 
 
 def test_a_pick_within_eagers_noise_is_weak() -> None:
@@ -147,8 +186,12 @@ def test_an_integer_argmax_is_exact() -> None:
     x = b.input((5,), dtype="int32")
     b.graph.outputs = [b.op("argmax", x, dim=0, keepdim=False)]
     args = [torch.tensor([3, 9, 9, -1, 8], dtype=torch.int32)]
-    assert _judged(b.graph, args, lambda c: c.fill_(2)).kind == Kind.OK  # the other 9
-    assert _judged(b.graph, args, lambda c: c.fill_(4)).kind == Kind.INT_FLIP  # 8 < 9
+    assert _judged(b.graph, args, lambda c: c.fill_(1)).kind == Kind.OK  # the first 9
+    verdict = _judged(b.graph, args, lambda c: c.fill_(2))  # the other 9: not the first
+    assert verdict.kind == Kind.INT_FLIP, verdict.summary()
+    assert verdict.outputs[0].details.elements[0].fault == "not the first of equal values"
+    verdict = _judged(b.graph, args, lambda c: c.fill_(4))  # 8 < 9
+    assert verdict.outputs[0].details.elements[0].fault == "not the maximum"
 
 
 def _captured(target: str, pick: int | None, args: list, kwargs: dict) -> Graph:
@@ -243,7 +286,7 @@ def test_a_repro_judges_an_index_output_by_what_it_selects(fake_runner, tmp_path
     reproduces it; on a clean backend the same repro says it does not."""
     from fuzzer.corpus.case import Case
     from fuzzer.execute.recipe import Recipe
-    from fuzzer.execute.runner import Task
+    from fuzzer.execute.task import Task
     from fuzzer.reduce.repro import write_repro
     from tests.conftest import run_repro
 
@@ -260,3 +303,9 @@ def test_a_repro_judges_an_index_output_by_what_it_selects(fake_runner, tmp_path
     assert "judged by the values they select" in done.stdout
     case.recipe = Recipe("eager")
     assert run_repro(write_repro(case, tmp_path / "clean")).returncode == 0
+
+
+def test_a_stable_sort_out_of_order_says_so_not_the_first_index_rule() -> None:
+    verdict = _judged(_sorted(True), [TIES], _swap_equal)
+    faults = {e.fault for e in verdict.outputs[0].details.elements}
+    assert faults == {"not in stable order"}, faults

@@ -13,8 +13,8 @@ from fuzzer.campaign.local import run_campaign
 from fuzzer.campaign.loop import Outcome, Summary
 from fuzzer.corpus.case import Case
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
-from fuzzer.execute.workers import Runner, Worker, chatter
+from fuzzer.execute.task import Task
+from fuzzer.execute.workers import LocalRunner, Worker, chatter
 from fuzzer.gen import inputs
 from fuzzer.gen.grammar import Builder
 from fuzzer.judge.verdict import Verdict
@@ -29,16 +29,16 @@ def small_task(backend: str) -> Task:
     return Task(graph=b.graph, draws=[draw], magnitudes=["normal"], recipe=Recipe(backend))
 
 
-def verdict_of(runner: Runner, backend: str) -> Verdict:
+def verdict_of(runner: LocalRunner, backend: str) -> Verdict:
     return runner.run(small_task(backend)).verdict
 
 
-def worker_pid(runner: Runner) -> int:
+def worker_pid(runner: LocalRunner) -> int:
     assert runner.worker is not None
     return runner.worker.proc.pid
 
 
-def test_segfault_is_memory_unsafe_and_a_fresh_worker_continues(fake_runner: Runner) -> None:
+def test_segfault_is_memory_unsafe_and_a_fresh_worker_continues(fake_runner: LocalRunner) -> None:
     assert verdict_of(fake_runner, "eager").kind == "ok"
     before = fake_runner.worker
     verdict = verdict_of(fake_runner, "tests.fakes:segfault")
@@ -50,7 +50,7 @@ def test_segfault_is_memory_unsafe_and_a_fresh_worker_continues(fake_runner: Run
     assert fake_runner.worker is not before
 
 
-def test_hang_is_a_timeout_and_a_fresh_worker_continues(fake_runner: Runner) -> None:
+def test_hang_is_a_timeout_and_a_fresh_worker_continues(fake_runner: LocalRunner) -> None:
     assert verdict_of(fake_runner, "eager").kind == "ok"  # start (and warm) the worker first
     before = fake_runner.worker
     saved, fake_runner.timeout = fake_runner.timeout, 3
@@ -65,7 +65,7 @@ def test_hang_is_a_timeout_and_a_fresh_worker_continues(fake_runner: Runner) -> 
     assert fake_runner.worker is not before
 
 
-def test_compiler_exception_is_a_crash_and_the_worker_survives(fake_runner: Runner) -> None:
+def test_compiler_exception_is_a_crash_and_the_worker_survives(fake_runner: LocalRunner) -> None:
     assert verdict_of(fake_runner, "eager").kind == "ok"
     pid = worker_pid(fake_runner)
     verdict = verdict_of(fake_runner, "tests.fakes:raises")
@@ -76,7 +76,7 @@ def test_compiler_exception_is_a_crash_and_the_worker_survives(fake_runner: Runn
     assert verdict_of(fake_runner, "eager").kind == "ok"
 
 
-def test_unknown_backend_is_a_harness_error_not_a_lost_worker(fake_runner: Runner) -> None:
+def test_unknown_backend_is_a_harness_error_not_a_lost_worker(fake_runner: LocalRunner) -> None:
     assert verdict_of(fake_runner, "eager").kind == "ok"
     pid = worker_pid(fake_runner)
     verdict = verdict_of(fake_runner, "no_such_backend")
@@ -147,7 +147,7 @@ def test_an_answer_that_cannot_be_sent_is_a_harness_error_of_its_case() -> None:
     import torch
 
     from fuzzer.campaign.harness import is_harness_error
-    from fuzzer.execute.runner import RunResult
+    from fuzzer.execute.task import RunResult
     from fuzzer.execute.workers import answer
 
     result = RunResult(Verdict("ok"), outputs={"eager": [lambda: None]})

@@ -16,7 +16,7 @@ import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.verdict import Verdict

@@ -18,7 +18,7 @@ from fuzzer.campaign.settings import Settings
 if TYPE_CHECKING:  # Ray is an optional extra: only the ray engine loads it
     from fuzzer.campaign.fleet import Fleet
     from fuzzer.execute.pool import TaskRunner
-    from fuzzer.execute.workers import Runner
+    from fuzzer.execute.workers import LocalRunner
 
 ENGINES = ("local", "ray")
 
@@ -46,7 +46,7 @@ class Engine:
         return engine
 
     def run(self, settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
-            between: Callable[[int, Runner], None] | None = None) -> Summary:
+            between: Callable[[int, LocalRunner], None] | None = None) -> Summary:
         """One campaign on this engine; the fleet's counts land in ``report``. ``between``:
         called by each local worker thread between cases (``campaign.local.run_campaign``); a
         fleet's actors have no such point."""

@@ -4,10 +4,10 @@ The driver (where ``numfuzz run --engine ray`` runs) owns the campaign's ledger,
 and everything written to them. One actor per GPU (or per CPU slot) is given the campaign's
 settings once and then only case indices: case ``i`` is a pure function of the seed and ``i``
 (``settings.make_case``), so the actor builds it itself. It runs each case on its own worker
-process (``execute.workers.Runner``), exactly as the local engine does, so a compiler segfault or
-hang is still a ``crash`` or ``timeout`` finding and costs the actor nothing. Every case's answer
-comes back as soon as it is done; a kept case carries its file's bytes (versions, host and device
-name in its origin), and the driver writes them atomically.
+process (``execute.workers.LocalRunner``), exactly as the local engine does, so a compiler
+segfault or hang is still a ``crash`` or ``timeout`` finding and costs the actor nothing. Every
+case's answer comes back as soon as it is done; a kept case carries its file's bytes (versions,
+host and device name in its origin), and the driver writes them atomically.
 
 Faults. Ray's own retries are off: a case that kills what runs it must not be re-run behind our
 back. When an actor's process dies, the cases it had not answered go back to the queue once as a
@@ -39,7 +39,7 @@ from fuzzer.campaign.settings import Settings, arm_of, kept_case, make_case
 from fuzzer.device import Device
 from fuzzer.errors import HarnessError, InputError
 from fuzzer.execute import memcheck
-from fuzzer.execute.runner import RunResult, Task, harness_error
+from fuzzer.execute.task import RunResult, Task, harness_error
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
 
@@ -61,17 +61,17 @@ def import_ray() -> Any:
 # ---------------------------------------------------------------- the actor
 
 
-class CaseRunner:
+class ActorCases:
     """What runs inside one actor: builds cases from indices and runs them on a worker; the
     nightly's minimize and triage tasks go to the same worker, or to one of the actor's runner
     pool started under a knob's environment."""
 
     def __init__(self, settings: Settings, threads: int) -> None:
         from fuzzer.execute.pool import RunnerPool
-        from fuzzer.execute.workers import Runner
+        from fuzzer.execute.workers import LocalRunner
 
         self.settings = settings
-        self.runner = Runner(settings.device, threads, settings.timeout,
+        self.runner = LocalRunner(settings.device, threads, settings.timeout,
                              warmup=settings.recipe.warms_up, recycle=settings.recycle)
         self.pool = RunnerPool({settings.device: self.runner}, timeout=settings.timeout,
                                warmup=settings.recipe.warms_up)
@@ -104,7 +104,7 @@ class CaseRunner:
         return answer
 
     def run_task(self, task: Task, env: dict | None = None) -> RunResult:
-        """One task as ``Runner.run`` takes it (the nightly's minimize and triage stages), on a
+        """One task as ``LocalRunner.run`` takes it (the nightly's minimize and triage stages), on a
         worker started under ``env`` when a knob needs one."""
         return self.pool.run(task, env)
 
@@ -126,7 +126,7 @@ def actor_class(ray: Any) -> Any:
     # max_restarts: a dead actor comes back (elsewhere if its node is gone); max_task_retries=0:
     # the calls it had in flight fail to the driver, which decides what to run again. The ping
     # has a thread of its own, so an actor busy with a case still answers it.
-    class Actor(CaseRunner):
+    class Actor(ActorCases):
         @ray.method(concurrency_group="ping")
         def ping(self) -> bool:
             return True
@@ -338,8 +338,9 @@ class Fleet:
 
 
 class ActorRunner:
-    """A ``Runner`` whose worker lives in a fleet actor: how the nightly's minimize, triage and
-    recheck stages send their work to the same actors as its campaign."""
+    """A ``TaskRunner`` whose worker lives in a fleet actor (``LocalRunner``'s remote twin): how
+    the nightly's minimize, triage and recheck stages send their work to the same actors as its
+    campaign."""
 
     def __init__(self, ray: Any, actor: Any, device: str, env: dict | None = None) -> None:
         self.ray, self.actor, self.env = ray, actor, dict(env or {})

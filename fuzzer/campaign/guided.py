@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # torch-free at import: the command line lists SEARCHES witho
 
     from fuzzer.corpus.case import Case
     from fuzzer.execute.recipe import Recipe
-    from fuzzer.execute.runner import RunResult, Task
+    from fuzzer.execute.task import RunResult, Task
     from fuzzer.ir.graph import Graph
 
 SEARCHES = ("random", "guided")

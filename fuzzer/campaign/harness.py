@@ -24,7 +24,7 @@ from pathlib import Path
 
 from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
-from fuzzer.execute.runner import HARNESS_ERROR, harness_error
+from fuzzer.execute.task import HARNESS_ERROR, harness_error
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
 

@@ -22,8 +22,8 @@ from fuzzer.campaign.settings import Settings, arm_of, kept_case, make_case, wor
 from fuzzer.corpus.case import Case
 from fuzzer.device import Device
 from fuzzer.errors import HarnessError
-from fuzzer.execute.runner import RunResult, Task
-from fuzzer.execute.workers import Runner, assign_gpus, sweep_stale_temp, visible_gpus
+from fuzzer.execute.task import RunResult, Task
+from fuzzer.execute.workers import LocalRunner, assign_gpus, sweep_stale_temp, visible_gpus
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Ran:
 
 def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | None = None,
                  should_stop: Callable[[], bool] = lambda: False,
-                 between: Callable[[int, Runner], None] | None = None) -> Summary:
+                 between: Callable[[int, LocalRunner], None] | None = None) -> Summary:
     """Fuzz until the case count or time budget is spent; each finding is saved on arrival.
     ``between(slot, runner)`` is called by each worker thread before it takes a case: the
     nightly's lanes process raw findings there, on that worker (``nightly.lanes``).
@@ -68,11 +68,11 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     failures: list[BaseException] = []
     lost: list[str] = []
     halt = threading.Event()  # the driver is leaving (Ctrl-C): take no further case
-    runners: list[Runner] = []
+    runners: list[LocalRunner] = []
 
     def work(slot: int) -> None:
         threads = max(1, (os.cpu_count() or 1) // settings.workers)
-        runner = Runner(settings.device, threads, settings.timeout, gpu=gpus[slot],
+        runner = LocalRunner(settings.device, threads, settings.timeout, gpu=gpus[slot],
                         warmup=settings.recipe.warms_up, recycle=settings.recycle,
                         env=worker_env(settings))
         runners.append(runner)
@@ -122,7 +122,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     return summary
 
 
-def stop_workers(threads: list[threading.Thread], runners: list[Runner], results: queue.Queue,
+def stop_workers(threads: list[threading.Thread], runners: list[LocalRunner], results: queue.Queue,
                  seconds: float = 30) -> None:
     """End every worker thread before the driver leaves: their worker processes (in sessions of
     their own, so Ctrl-C never reached them) are killed, which ends the case each waits on, and
@@ -138,7 +138,7 @@ def stop_workers(threads: list[threading.Thread], runners: list[Runner], results
             results.get(timeout=0.2)
 
 
-def run_one(settings: Settings, runner: Runner, index: int,
+def run_one(settings: Settings, runner: LocalRunner, index: int,
             pool: guided.SeedPool | None) -> Ran:
     """Generate and run case ``index`` on ``runner``; whatever raises is that case's harness
     error (a ``HarnessError``, the machine itself failing, is raised)."""

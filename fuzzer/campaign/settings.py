@@ -22,8 +22,8 @@ from fuzzer.device import Device
 from fuzzer.errors import InputError
 from fuzzer.execute import memcheck
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
 from fuzzer.execute.surface import CATALOGUE
+from fuzzer.execute.task import Task
 from fuzzer.execute.workers import Recycle
 from fuzzer.gen import inputs, strategy
 from fuzzer.gen.strategy import DRAWS

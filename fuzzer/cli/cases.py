@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # the commands import what they use when they run: --help sta
 
     from fuzzer.corpus.case import Case
     from fuzzer.execute.pool import TaskRunner
-    from fuzzer.execute.runner import RunResult, Task
-    from fuzzer.execute.workers import Runner
+    from fuzzer.execute.task import RunResult, Task
+    from fuzzer.execute.workers import LocalRunner
     from fuzzer.judge.details import Element
     from fuzzer.judge.verdict import OutputVerdict, Verdict
     from fuzzer.reduce.minimize import MinimizeResult
@@ -211,10 +211,10 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     heads); the capture's, the graph minimize and triage work on, is shown only when it differs.
     Exit 1 when the file's own Model diverges; 2 when it could not be judged. ``same`` (in
     ``--json``) compares two verdicts only when both were made."""
-    from fuzzer.execute.workers import Runner
+    from fuzzer.execute.workers import LocalRunner
     from fuzzer.user.verify import verify_capture
 
-    runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
+    runner = LocalRunner(case.device, timeout=timeout, warmup=case.recipe.warms_up)
     try:
         check = verify_capture(case, runner)
     finally:
@@ -307,7 +307,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     Exit 1: the minimized case reproduces k/k (fresh compiles); 3: it, or the case given, does not
     reproduce k/k; 2: bad input, or the case (the model file, or its capture) could not be
     judged (eager failed, a skip, a harness error)."""
-    from fuzzer.execute.workers import Runner
+    from fuzzer.execute.workers import LocalRunner
     from fuzzer.reduce.minimize import NotReproducible
     from fuzzer.reduce.minimize import minimize as shrink
     from fuzzer.user.capture import load_target
@@ -319,7 +319,7 @@ def minimize(target: Path, out: Path | None, k: int, max_calls: int, duration: s
     checking = follow_malloc_check(case.origin, case.verdict.kind if case.verdict else "")
     if device != "case":
         case.device = resolve_device(device)
-    runner = Watched(Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up,
+    runner = Watched(LocalRunner(case.device, timeout=timeout, warmup=case.recipe.warms_up,
                             env=checking or None))
     log_lines: list[str] = []
 
@@ -422,7 +422,7 @@ class Watched:
     """A runner that keeps the verdicts it handed back: when minimize's opening check finds no
     divergence, were they judged at all (exit 3), or skips (could not judge: exit 2)?"""
 
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: LocalRunner) -> None:
         self.runner = runner
         self.seen: list[Verdict] = []
 

@@ -2,8 +2,9 @@
 
 ``triage CASE``: which knob or compiler stage makes the divergence vanish (exit 0; 3 when the case
 does not reproduce in a fresh compile, as for ``minimize``). ``nightly``: what cron runs (exit 0
-for a clean night, 1 for one with harness errors, 2 for one stopped early). ``findings``: the
-store as a ranked table with each cause's upstream issue, then the known causes hit; ``--filed`` /
+for a clean night, 1 for one with harness errors, 2 for one stopped early). ``dashboard``: a
+static HTML page over every night (``report.dashboard``). ``findings``: the store as a ranked
+table with each cause's upstream issue, then the known causes hit; ``--filed`` /
 ``--wontfix`` record a cause's upstream issue, ``--recheck`` first replays open findings on the
 installed torch, ``--upstream`` searches GitHub for likely duplicates. ``--confirm-with PYTHON``
 (``triage``, ``nightly``) runs a case's repro.py under another environment's torch too
@@ -570,6 +571,32 @@ def _print_last_night(reports: Path) -> None:
 
 
 # ------------------------------------------------------------------ export
+
+
+@main.command("dashboard")
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True)
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the page [default: REPORTS/dashboard.html].")
+def dashboard_cmd(reports: Path, out: Path | None) -> None:
+    """Write a static HTML page over every night under REPORTS: each cause (class, kind,
+    surface, first and last seen, hits per night, upstream state, draft and repro), the latest
+    night's queue, and plots over nights. It loads nothing from the network; the nightly
+    rewrites it after each night."""
+    from fuzzer.report import dashboard
+    from fuzzer.report.store import DB_NAME
+
+    if not (reports / DB_NAME).exists():
+        raise UserError(f"{reports}: no findings store ({DB_NAME}) here; run numfuzz nightly "
+                        "first, or pass --reports")
+    if out is not None:
+        writable(out.parent, "--out")
+    try:  # a store of another schema is an InputError: one line, exit 2 (cli.common)
+        path = dashboard.write(reports, out)
+    except ImportError as err:
+        raise UserError(f"the dashboard needs matplotlib ({err}); pip install matplotlib") \
+            from None
+    click.echo(str(path))
 
 
 @main.command("export")

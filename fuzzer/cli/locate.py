@@ -53,7 +53,7 @@ def locate_command(target: Path, backend: str | None, seed: int, device: str, ti
     Exit 1: it diverges (the output says where, or why it could not be pinned to one op); 3: it
     does not diverge; 2: bad input, or it could not be judged."""
     from fuzzer.execute.pool import RunnerPool
-    from fuzzer.execute.workers import Runner
+    from fuzzer.execute.workers import LocalRunner
     from fuzzer.triage.locate import locate, prefix_case
     from fuzzer.user.capture import load_target
 
@@ -65,7 +65,7 @@ def locate_command(target: Path, backend: str | None, seed: int, device: str, ti
     if device != "case":
         case.device = resolve_device(device)
     checking = follow_malloc_check(case.origin, case.verdict.kind if case.verdict else "")
-    runner = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up,
+    runner = LocalRunner(case.device, timeout=timeout, warmup=case.recipe.warms_up,
                     env=checking or None)
     pool = RunnerPool({case.device: runner}, timeout=timeout, warmup=case.recipe.warms_up,
                       base_env=checking)

@@ -22,7 +22,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.device import Device
 from fuzzer.errors import CaseError
 from fuzzer.execute.recipe import Recipe
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.ir import ops
 from fuzzer.ir.graph import Graph
 from fuzzer.judge.verdict import Verdict

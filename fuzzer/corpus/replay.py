@@ -7,17 +7,17 @@ from pathlib import Path
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.execute.pool import TaskRunner
-from fuzzer.execute.runner import RunResult
-from fuzzer.execute.workers import Runner
+from fuzzer.execute.task import RunResult
+from fuzzer.execute.workers import LocalRunner
 
 
 def replay_case(case: Case, timeout: float = 300, runner: TaskRunner | None = None,
                 env: dict[str, str] | None = None) -> RunResult:
     """Run the case once in a worker (``runner``, or one of its own, started with ``env``:
     glibc's malloc checking, ``execute.memcheck.follow``); its verdict and outputs."""
-    if runner is not None:  # a local Runner or a fleet actor's: the caller closes it
+    if runner is not None:  # a local LocalRunner or a fleet actor's: the caller closes it
         return runner.run(case.task(keep_outputs=True))
-    own = Runner(case.device, timeout=timeout, warmup=case.recipe.warms_up, env=env or None)
+    own = LocalRunner(case.device, timeout=timeout, warmup=case.recipe.warms_up, env=env or None)
     try:
         return own.run(case.task(keep_outputs=True))
     finally:

@@ -5,7 +5,7 @@
   CUDA call fails the same way, and "to continue using CUDA, the process must be terminated and
   relaunched" (CUDA runtime documentation). The case that raised one keeps its verdict (a
   ``crash`` when compiled raised it, a skip when eager did), the worker answers and is then
-  replaced (``runner.RunResult.context_lost``), and the campaign goes on. Any other CUDA error
+  replaced (``task.RunResult.context_lost``), and the campaign goes on. Any other CUDA error
   replaces the worker too: a fresh one costs one warm-up compile, a poisoned one every case after.
 - **Out of memory** (``torch.OutOfMemoryError: CUDA out of memory …``, or ``CUDA error: out of
   memory``) is the machine, not the case: a counted skip with a hint (``OUT_OF_MEMORY``), never a
@@ -20,7 +20,7 @@
   (``as_memory_unsafe``).
 
 Errors are told apart by their type's name and message as torch raises them (an error line,
-``runner.error_line``): ``torch.AcceleratorError`` (torch 2.8 and later) or ``RuntimeError:
+``failures.error_line``): ``torch.AcceleratorError`` (torch 2.8 and later) or ``RuntimeError:
 CUDA error: …``; for kernels Inductor launches, ``CUDA driver error: …`` (its static launcher) or
 ``Triton Error [CUDA]: …`` (Triton's). Text, not types, so a CPU test can raise them from a fake.
 """

@@ -38,6 +38,7 @@ import torch
 from fuzzer.errors import CaptureError
 from fuzzer.execute import faults, runner
 from fuzzer.execute.recipe import Recipe
+from fuzzer.execute.task import RunResult, Task
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, rules
@@ -111,7 +112,7 @@ def raised_at(err: BaseException, path: str | Path) -> str:
     return f" (at {path}:{lines[-1]})" if lines else ""
 
 
-def run_original(task: runner.Task) -> runner.RunResult:
+def run_original(task: Task) -> RunResult:
     """Judge the model file itself (eager, compiled, float64) like ``runner.run_task`` does.
 
     Runs in a worker, so a compiler crash in the user's model costs only that worker. The file
@@ -181,7 +182,7 @@ def run_original(task: runner.Task) -> runner.RunResult:
     if not lost:
         verdict = runner.expected_by_default(verdict, graph, task.recipe, lambda emulated: (
             runner.run_draw(programs, compiled_by(emulated), args, emulated)[0]))
-    return runner.RunResult(verdict, [verdict.score], outputs if task.keep_outputs else {},
+    return RunResult(verdict, [verdict.score], outputs if task.keep_outputs else {},
                             context_lost=lost)
 
 
@@ -254,7 +255,7 @@ def float64_twin(loaded: ModelFile) -> torch.nn.Module:
     return twin.double()
 
 
-def captured_values(task: runner.Task, eager_outputs: tuple) -> tuple[dict, dict, str]:
+def captured_values(task: Task, eager_outputs: tuple) -> tuple[dict, dict, str]:
     """Every node's float64 and eager value in the task's captured graph, on its inputs: what a
     head's evidence is measured on. Only when the capture gives the model's eager outputs bit
     for bit (then its nodes are the model's values); else nothing, and the file is judged on

@@ -25,8 +25,8 @@ from typing import Any, Protocol, TypeVar
 
 from fuzzer import clock
 from fuzzer.execute.recipe import FRESH_ENV
-from fuzzer.execute.runner import RunResult, Task
-from fuzzer.execute.workers import NEVER, Recycle, Runner
+from fuzzer.execute.task import RunResult, Task
+from fuzzer.execute.workers import NEVER, LocalRunner, Recycle
 from fuzzer.judge.kinds import Kind
 
 T = TypeVar("T")
@@ -85,7 +85,8 @@ def run_here(jobs: Sequence[Callable[[Runners], T]], own: Runners) -> list[T]:
 
 
 class TaskRunner(Protocol):
-    """What runs tasks: a local ``Runner``, or a fleet actor's (``campaign.fleet.ActorRunner``)."""
+    """What runs tasks: a worker process here (``workers.LocalRunner``), or a fleet actor's
+    (``campaign.fleet.ActorRunner``)."""
 
     def run(self, task: Task) -> RunResult: ...
 
@@ -120,7 +121,7 @@ class RunnerPool:
         key = (device, tuple(sorted(env.items())))
         if key not in self.runners:
             self.runners[key] = self.factory(device, env) if self.factory else \
-                Runner(device, self.threads, timeout=self.timeout, env=env or None,
+                LocalRunner(device, self.threads, timeout=self.timeout, env=env or None,
                        warmup=self.warmup, recycle=self.recycle)
             self.owned.add(key)
         return self.runners[key]
@@ -179,11 +180,11 @@ def run_within(runner: TaskRunner, task: Task, seconds: float | None) -> RunResu
     """``task`` on ``runner``, cut after ``seconds`` (plus ``WORKER_START`` where its worker has
     yet to start) where the runner can cut a run (a local worker); None: its own timeout."""
     inner = runner.runner if isinstance(runner, Bounded) else runner
-    if seconds is None or not isinstance(inner, Runner):
+    if seconds is None or not isinstance(inner, LocalRunner):
         return runner.run(task)
     if inner.worker is None:
         seconds += WORKER_START
-    return runner.run(task, timeout=seconds)  # type: ignore[call-arg]  # Runner or Bounded
+    return runner.run(task, timeout=seconds)  # type: ignore[call-arg]  # LocalRunner or Bounded
 
 
 class Bounded:
@@ -200,7 +201,7 @@ class Bounded:
         if left <= 0:
             raise OutOfTime("the deadline came before this run")
         limit = left if timeout is None else min(left, timeout)
-        if not isinstance(self.runner, Runner) or limit >= self.runner.timeout:
+        if not isinstance(self.runner, LocalRunner) or limit >= self.runner.timeout:
             return self.runner.run(task)  # its own timeout comes first (or it cannot be cut)
         result = self.runner.run(task, timeout=limit)
         if result.verdict.kind == Kind.TIMEOUT and clock.now() >= self.deadline:

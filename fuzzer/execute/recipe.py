@@ -107,15 +107,15 @@ class Recipe:
     def compile(self, model: Callable) -> Callable:
         """``torch.compile`` of ``model`` as this recipe says (the config is patched around
         the run, ``execute.runner``), or the deployment path its surface names
-        (``rules.Deployed``: built at the first call; a ``module:function`` backend stands in
+        (``calling.Deployed``: built at the first call; a ``module:function`` backend stands in
         for a stage there, as a test double)."""
         import torch
 
-        from fuzzer.judge import rules
+        from fuzzer.execute import calling
 
         if self.surface.deployed:
             hook = resolve_backend(self.backend) if ":" in self.backend else None
-            return rules.Deployed(model, self.surface.path, hook)
+            return calling.Deployed(model, self.surface.path, hook)
         return torch.compile(model, backend=resolve_backend(self.backend),
                              **self.surface.compile_kwargs())
 

@@ -2,26 +2,26 @@
 oracle. A value divergence in a graph holding an fp16/bf16 cast is judged once more under
 ``emulate_precision_casts`` (``expected_by_default``): where it vanishes, it is ``expected``.
 
-This is the code a worker process executes; ``workers`` wraps it in isolated processes. A ``Task``
-crosses the pipe as ``torch.save`` bytes of plain data (the graph as a dict, input tensors, the
-recipe's fields) and is read back with ``weights_only=True``; the answer, a ``RunResult``, comes
-back the same way.
+This is the code a worker process executes; ``workers`` wraps it in isolated processes. What
+crosses the pipe (``Task``, ``RunResult``) is ``execute.task``; what a compiled run that raised
+means is ``execute.failures``; how the program is called is ``execute.calling``. Here: the draw
+run (eager twice, compiled twice, float64, the verdict) and the promises a surface makes
+(``numerics="strict"``, ``batch_invariant``, automatic dynamic's first call).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
-from fuzzer.device import Device
-from fuzzer.execute import config, faults, flags
+from fuzzer.execute import calling, config, faults, flags
+from fuzzer.execute.failures import compiled_failure, error_line
 from fuzzer.execute.recipe import Recipe
+from fuzzer.execute.task import RunResult, Task, harness_error
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle, rules, semantics
@@ -29,79 +29,6 @@ from fuzzer.judge.details import Details
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.verdict import OutputVerdict, Verdict, most_severe
-
-HARNESS_ERROR = "harness error"  # how a skip caused by numfuzz itself, not the case, begins
-
-
-@dataclass
-class Task:
-    """One compiled program and the input draws to test it on."""
-
-    graph: Graph
-    draws: list[dict[str, torch.Tensor]]
-    magnitudes: list[str] = field(default_factory=list)
-    device: Device = Device("cpu")
-    recipe: Recipe = Recipe()
-    keep_outputs: bool = False  # return the tensors too (replay tables, minimizer, drafts)
-    model_file: str = ""  # set: judge this KernelBench file's own model instead (capture check)
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        self.device = Device(self.device)
-
-    def to_bytes(self) -> bytes:
-        buf = io.BytesIO()
-        torch.save({"graph": self.graph.to_dict(), "draws": self.draws,
-                    "magnitudes": list(self.magnitudes), "device": str(self.device),
-                    "recipe": self.recipe.fields(), "keep_outputs": self.keep_outputs,
-                    "model_file": self.model_file, "seed": self.seed}, buf)
-        return buf.getvalue()
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> Task:
-        raw = torch.load(io.BytesIO(data), weights_only=True)
-        recipe = Recipe.from_fields(**raw.pop("recipe"), trusted=True)  # from our own parent
-        return cls(graph=Graph.from_dict(raw.pop("graph")), recipe=recipe, **raw)
-
-
-@dataclass
-class RunResult:
-    """What running a task gave: the most severe draw's verdict, every draw's regression score
-    (guided search climbs them) and, when asked, that draw's eager/compiled/float64 outputs."""
-
-    verdict: Verdict
-    scores: list[float] = field(default_factory=list)
-    outputs: dict[str, list[torch.Tensor]] = field(default_factory=dict)
-    context_lost: bool = False  # a CUDA error poisoned the worker's context: replace it (faults)
-
-    def to_dict(self) -> dict:
-        return {"verdict": self.verdict.to_dict(), "scores": list(self.scores),
-                "outputs": {side: [own_storage(t) for t in values]
-                            for side, values in self.outputs.items()},
-                "context_lost": self.context_lost}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RunResult:
-        """TypeError or ValueError on an answer not shaped like one."""
-        return cls(Verdict.from_dict(data["verdict"]), list(data.get("scores") or []),
-                   dict(data.get("outputs") or {}), bool(data.get("context_lost", False)))
-
-    @classmethod
-    def lost(cls, kind: Kind, message: str) -> RunResult:
-        """No answer: the worker crashed or hung (``kind``), or numfuzz itself failed."""
-        return cls(Verdict(kind, message=message))
-
-
-def own_storage(value: object) -> object:
-    """A tensor as a copy with a storage of its own (layout kept): a program's outputs and the
-    state it leaves may share one storage under two dtypes (a ``.view(dtype)``), which
-    ``torch.save`` refuses, and the values crossing the pipe need no aliasing between them."""
-    return value.detach().clone() if isinstance(value, torch.Tensor) else value
-
-
-def harness_error(message: str) -> Verdict:
-    """A skip that is numfuzz's own failure, not the case's (``campaign.harness`` counts them)."""
-    return Verdict(Kind.SKIP, message=f"{HARNESS_ERROR}: {message}")
 
 
 @dataclass
@@ -129,7 +56,7 @@ class Programs:
     @classmethod
     def build(cls, graph: Graph, training: bool = False) -> Programs:
         """The rendered programs; a graph whose inputs hold module state (``semantics.kinds``)
-        runs as an ``nn.Module`` (``rules.module_program``), except in training, where its
+        runs as an ``nn.Module`` (``calling.module_program``), except in training, where its
         parameters are plain inputs that gradients are taken for."""
         source = render.render_model(graph)
         inputs = graph.input_ids()
@@ -137,7 +64,7 @@ class Programs:
         kinds = [] if training else semantics.kinds(graph)
         fn = render.load(source, "model")
         noisy = not semantics.float64_stands(graph) and render.bit_noise_sources(graph)
-        return cls(graph, source, rules.module_program(fn, kinds, written) if kinds else fn,
+        return cls(graph, source, calling.module_program(fn, kinds, written) if kinds else fn,
                    render.load(render.render_trace(graph), "trace"),
                    nudged=lambda args: nudged_runs(graph, args),
                    bit_noise=(lambda args: bit_noise_runs(graph, args)) if noisy else None,
@@ -147,9 +74,9 @@ class Programs:
         """The program compiled as ``recipe`` says: the module itself where it is one (so its
         parameters are what freezing sees), else the function."""
         if not self.kinds:
-            return rules.compile_model(self.model, recipe.compile)
+            return calling.compile_model(self.model, recipe.compile)
         fn = render.load(self.source, "model")
-        return rules.module_program(fn, self.kinds, self.written, compile=recipe.compile)
+        return calling.module_program(fn, self.kinds, self.written, compile=recipe.compile)
 
 
 def nudged_runs(graph: Graph, args: list[torch.Tensor]) -> list[dict]:
@@ -243,14 +170,14 @@ def batch_positions(graph: Graph, args: list[torch.Tensor]) -> list[int]:
 def first_call_elsewhere(programs: Programs, compiled: Callable, args: list[torch.Tensor],
                          recipe: Recipe) -> Verdict | None:
     """Automatic dynamic (torch.compile's default ``dynamic=None``): one call with the batch a
-    row longer (``rules.grown``) before the judged ones, so that they run the kernel Inductor
+    row longer (``calling.grown``) before the judged ones, so that they run the kernel Inductor
     recompiles with the batch symbolic. None when that call went through; a skip where the
     program takes no other batch size (eager refuses it, or it has no batch); the verdict of a
     compiled failure on that call (a crash)."""
     batch = batch_positions(programs.graph, args)
     if not batch:
         return Verdict(Kind.SKIP, message="automatic dynamic: the program has no batch dim")
-    grown = rules.grown(args, batch)
+    grown = calling.grown(args, batch)
     try:
         _call(programs.model, grown, programs.written, False)
     except Exception as err:
@@ -304,9 +231,9 @@ def rows_apart(programs: Programs, compiled: Callable, args: list[torch.Tensor],
         return []
     rows = [[a[r:r + 1] if i in batch else a for i, a in enumerate(args)]
             for r in range(args[batch[0]].shape[0])]
-    whole64 = rules.float64_run(lambda *wide: rules.call(programs.model, wide)[0], args)
+    whole64 = rules.float64_run(lambda *wide: calling.call(programs.model, wide)[0], args)
     for r, row in enumerate(rows):
-        alone64 = rules.float64_run(lambda *wide: rules.call(programs.model, wide)[0], row)
+        alone64 = rules.float64_run(lambda *wide: calling.call(programs.model, wide)[0], row)
         if not all(w.dim() and torch.allclose(w[r:r + 1].double(), a.double(), rtol=1e-9,
                                               atol=0.0, equal_nan=True)
                    for w, a in zip(whole64, alone64)):
@@ -417,11 +344,11 @@ def run_draw(programs: Programs, compiled: Callable, args: list[torch.Tensor],
              recipe: Recipe) -> tuple[Verdict, dict]:
     """One draw's verdict and outputs. Eager runs twice and compiled runs twice, under the
     recipe's torch.backends flags (``flags.pin``), each on fresh copies of the inputs
-    (``rules.call``: a program may write them); an element that differs between two runs of
+    (``calling.call``: a program may write them); an element that differs between two runs of
     one side is never part of a finding (``oracle.steadied``). What is judged: the outputs,
     the state the call leaves in the inputs it writes, and (``oracle.with_aliasing``) which
     outputs share storage with which inputs and which inputs compiled changed. A training
-    recipe runs forward and backward (``rules.forward_backward``); the gradients are judged
+    recipe runs forward and backward (``calling.forward_backward``); the gradients are judged
     after the rest, and the outputs judged are the training graph's. A program float64 cannot
     stand for (it reinterprets bits) is judged against eager, by the same rule, and says so."""
     flags.pin(recipe.flags)
@@ -538,33 +465,12 @@ def _reference(programs: Programs, args: list[torch.Tensor], eager: _Eager, eage
         ref_all = [values[k] for k in semantics.judged(programs.graph)]
         if training:
             ref_all += rules.float64_run(
-                lambda *wide: rules.forward_backward(programs.model, wide, programs.written),
+                lambda *wide: calling.forward_backward(programs.model, wide, programs.written),
                 args)[arity:]
     except torch.OutOfMemoryError as err:
         raise _Ended(Verdict(Kind.SKIP, message=faults.oom_message(error_line(err)),
                              sdpa=eager.sdpa)) from None
     return values, ref_all
-
-
-def compiled_failure(err: BaseException, recipe: Recipe, sdpa: list[str]) -> Verdict:
-    """The verdict of a compiled run that raised: out of memory, torch.export declining the
-    program (a documented limitation: ``rules.REFUSALS``), a graph break (fullgraph=True asked
-    for one graph; Dynamo declines a feature) and no GEMM implementation among the campaign's
-    ``max_autotune_gemm_backends`` are skips; a memory-unsafe error is its own kind
-    (``faults.as_memory_unsafe``); anything else is a crash, told apart by its type and frames."""
-    line = error_line(err)
-    if faults.out_of_memory(line):
-        return Verdict(Kind.SKIP, message=faults.oom_message(line), sdpa=sdpa)
-    refused = export_refused(err)
-    if refused:
-        return Verdict(Kind.SKIP, message=f"{EXPORT_REFUSED}: {refused}", sdpa=sdpa)
-    if graph_break(err):
-        return Verdict(Kind.SKIP, message=f"graph break: {line}", sdpa=sdpa)
-    if no_gemm_choice(err, recipe.config):
-        return Verdict(Kind.SKIP, message="no GEMM implementation among the campaign's "
-                       f"max_autotune_gemm_backends takes this one: {line}", sdpa=sdpa)
-    return Verdict(faults.as_memory_unsafe(Kind.CRASH, line), message=line,
-                   frames=rules.torch_frames(err), sdpa=sdpa)
 
 
 KEPT_INSIDE = ("{} module buffers it writes are not judged: an AOTInductor package keeps the "
@@ -582,16 +488,16 @@ def state_kept_inside(programs: Programs, recipe: Recipe) -> list[int]:
             if programs.kinds[position] != "x"]
 
 
-Did = tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]  # rules.call: shares, touched
+Did = tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]  # calling.call: shares, touched
 
 
 def _call(fn: Callable, args: list[torch.Tensor], written: list[int], training: bool
           ) -> tuple[list[torch.Tensor], Did]:
     """One call on fresh copies of ``args``: its outputs and written state (and gradients when
-    training), and what it did to its inputs besides (``rules.call``)."""
+    training), and what it did to its inputs besides (``calling.call``)."""
     if training:
-        return rules.forward_backward(fn, args, written), ((), ())
-    return rules.call(fn, args, written)
+        return calling.forward_backward(fn, args, written), ((), ())
+    return calling.call(fn, args, written)
 
 
 def _eager_runs(programs: Programs, args: list[torch.Tensor], recipe: Recipe
@@ -650,60 +556,3 @@ def _synchronize() -> None:
     synchronizing call, which would otherwise be some later, innocent one."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
-
-
-EXPORT_REFUSED = "export refused"  # how a skip of a program torch.export declines begins
-
-
-def export_refused(err: BaseException | None) -> str:
-    """Why torch.export declined the program ('' where it did not): ``rules.ExportRefused``
-    somewhere along the causes."""
-    seen: set[int] = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        if isinstance(err, rules.ExportRefused):
-            return str(err)
-        err = err.__cause__ or err.__context__
-    return ""
-
-
-def graph_break(err: BaseException | None) -> bool:
-    """Did Dynamo decline to capture the program in one graph (``Unsupported`` under
-    ``fullgraph=True``: a ``out=`` it does not trace, a data-dependent branch)? That is a
-    feature it lacks, documented as such, not a wrong result or a compiler crash."""
-    unsupported = getattr(getattr(torch, "_dynamo", None), "exc", None)
-    unsupported = getattr(unsupported, "Unsupported", None)
-    while err is not None and unsupported is not None:
-        if isinstance(err, unsupported):
-            return True
-        err = err.__cause__
-    return False
-
-
-def no_gemm_choice(err: BaseException | None, options: dict) -> bool:
-    """Did max-autotune find no implementation for a GEMM among the ``max_autotune_gemm_backends``
-    the campaign narrowed it to (``"CPP"`` alone: the C++ template, which takes only some
-    shapes and dtypes)? Inductor then refuses with ``NoValidChoicesError`` ("No choices exist")
-    by design, asking for ``ATEN`` among them: the campaign's choice, not a compiler crash.
-    Choices that exist and fail to compile or to run raise the same class with another reason:
-    those stay crashes. Matched by the class name along the causes (torch versions move it)."""
-    if "max_autotune_gemm_backends" not in options:
-        return False
-    seen: set[int] = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        if type(err).__name__ == "NoValidChoicesError":
-            return "No choices exist" in str(err)
-        err = err.__cause__ or err.__context__
-    return False
-
-
-def error_line(err: BaseException) -> str:
-    """The exception's type and first meaningful line: what a crash signature keys on."""
-    lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
-    first = lines[0] if lines else ""
-    if first.endswith(":") and len(lines) > 1:  # "backend='inductor' raised:" names no error
-        first = f"{first} {lines[1].strip()}"
-    tb = traceback.extract_tb(err.__traceback__)
-    where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
-    return f"{type(err).__name__}: {first[:300]}{where}"

@@ -15,7 +15,7 @@ device have: knobs and templates are detected by presence, never by version). Th
 are a surface of it crossed with a strategy (``campaign.arms``). Memory checking is not a
 surface: it is an execution check that combines with any of them (``execute.memcheck``).
 
-Training runs forward and backward (``rules.forward_backward``): the gradients of the sum of the
+Training runs forward and backward (``calling.forward_backward``): the gradients of the sum of the
 float outputs with respect to every float input, weights included, are judged by the same rules as
 outputs. The forward outputs judged then come from the same compiled training graph.
 """
@@ -35,7 +35,7 @@ CUDA_ONLY_MODES = ("reduce-overhead",)  # CUDA graphs: nothing to capture on the
 # row computed in a batch equals the same row computed alone, bit for bit).
 PROMISES = ("", "strict", "batch-invariant")
 # How the program is compiled and run: torch.compile, or a deployment path
-# (``judge.rules.Deployed``): torch.export's program (``export``: after its decompositions),
+# (``execute.calling.Deployed``): torch.export's program (``export``: after its decompositions),
 # AOTInductor's package (``aoti``), and the stages between them triage runs to say where a
 # divergence appears (``export-raw``: before the decompositions; ``export-inductor``: the
 # exported graph compiled by torch.compile).
@@ -50,7 +50,7 @@ class Surface:
     mode: str = "default"
     training: bool = False  # forward and backward, gradients judged like outputs
     # Automatic dynamic (torch.compile's default dynamic=None): one call at another batch size
-    # first, so the judged call recompiles with that dim symbolic (``rules.grown``).
+    # first, so the judged call recompiles with that dim symbolic (``calling.grown``).
     automatic: bool = False
     promise: str = ""  # PROMISES: what compiled must keep exactly on this surface
     name: str = ""  # its CATALOGUE entry; "" for one pinned by flags (or an older case file)
@@ -152,7 +152,7 @@ class Entry:
     def inductor_only(self) -> bool:
         """Does it need Inductor (options, a mode, a promise, a deployment path), so a custom
         backend cannot take it? (A test double may stand in for a deployment stage: see
-        ``rules.Deployed``.)"""
+        ``calling.Deployed``.)"""
         return bool(self.options) or self.surface.mode != "default" or \
             bool(self.surface.promise) or self.surface.deployed
 

@@ -46,7 +46,7 @@ from fuzzer.execute import faults, zygote
 from fuzzer.judge.kinds import Kind
 
 if TYPE_CHECKING:  # torch is imported in the child, and by the driver only when a reply comes
-    from fuzzer.execute.runner import RunResult, Task
+    from fuzzer.execute.task import RunResult, Task
 
 HEADER = struct.Struct("<Q")
 READY = b"ready"
@@ -294,7 +294,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class Runner:
+class LocalRunner:
     """Runs tasks on one worker, replacing it whenever it is lost and, under ``recycle``, after
     so many tasks or above a memory limit: what campaigns are made of."""
 
@@ -325,7 +325,7 @@ class Runner:
         ``timeout``: at most this long for this task, a worker start included (a caller's
         deadline, in seconds of the budget clock, ``fuzzer.clock``), where shorter than the
         runner's own. The run's cost is told to that clock."""
-        from fuzzer.execute.runner import RunResult
+        from fuzzer.execute.task import RunResult
 
         self.start()
         assert self.worker is not None  # start() made one
@@ -480,7 +480,8 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
 
     import torch
 
-    from fuzzer.execute import faults, original, runner
+    from fuzzer.execute import failures, faults, original, runner
+    from fuzzer.execute import task as wire
 
     torch.set_num_threads(max(1, threads))
     if Device(device).is_cuda and not torch.cuda.is_available():
@@ -498,13 +499,13 @@ def _serve(device: str, threads: int, warmup: bool) -> None:
         if len(head) < HEADER.size:
             return
         try:
-            task = runner.Task.from_bytes(inp.read(HEADER.unpack(head)[0]))
+            task = wire.Task.from_bytes(inp.read(HEADER.unpack(head)[0]))
             run = original.run_original if task.model_file else runner.run_task
             result = run(task)
         except Exception as err:  # a harness error on this task: report it, keep serving
-            line = runner.error_line(err)
-            result = runner.RunResult(runner.harness_error(line),
-                                      context_lost=faults.poisons_context(line))
+            line = failures.error_line(err)
+            result = wire.RunResult(wire.harness_error(line),
+                                    context_lost=faults.poisons_context(line))
         result.context_lost = result.context_lost or _context_broken()
         if result.verdict.message.startswith(faults.OUT_OF_MEMORY):
             _free_device_memory()
@@ -530,14 +531,15 @@ def answer(result: RunResult) -> bytes:
 
     import torch
 
-    from fuzzer.execute import runner
+    from fuzzer.execute import failures
+    from fuzzer.execute import task as wire
 
     buf = io.BytesIO()
     try:
         torch.save(result.to_dict(), buf)
     except Exception as err:
-        failed = runner.harness_error(f"sending the result: {runner.error_line(err)}")
-        lost = runner.RunResult(failed, context_lost=result.context_lost)
+        failed = wire.harness_error(f"sending the result: {failures.error_line(err)}")
+        lost = wire.RunResult(failed, context_lost=result.context_lost)
         buf = io.BytesIO()
         torch.save(lost.to_dict(), buf)
     return buf.getvalue()
@@ -548,14 +550,14 @@ def _context_broken() -> bool:
     verdict caught, surfacing only now)?"""
     import torch
 
-    from fuzzer.execute import faults, runner
+    from fuzzer.execute import failures, faults
 
     if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
         return False
     try:
         torch.cuda.synchronize()
     except Exception as err:
-        return faults.poisons_context(runner.error_line(err))
+        return faults.poisons_context(failures.error_line(err))
     return False
 
 

@@ -475,7 +475,7 @@ FLAT_SHARE = 0.3
 
 def flatten_weights(graph: Graph, rng: random.Random) -> None:
     """Two or more parameters of one dtype made views of one flat buffer (``flat`` group 0,
-    packed in input order, each contiguous: ``judge.rules.Module`` builds them so)."""
+    packed in input order, each contiguous: ``execute.calling.Module`` builds them so)."""
     params = [n for n in graph.input_ids() if graph.node(n).attrs.get("state") == "param"]
     by_dtype: dict[str, list[int]] = {}
     for n in params:

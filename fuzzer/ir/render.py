@@ -73,7 +73,7 @@ def render_function(graph: Graph, name: str = "model") -> str:
     """The model as a function returning a tuple of the graph's outputs. Where the caller
     passes views of its inputs as arguments of their own (``Graph.passed_views``), two
     functions: ``forward``, which takes them and is what a compiler compiles
-    (``rules.compile_model``), and ``model``, the caller, which makes them and calls it."""
+    (``calling.compile_model``), and ``model``, the caller, which makes them and calls it."""
     outs = ", ".join(graph.var(o) for o in graph.outputs)
     trailing = "," if len(graph.outputs) == 1 else ""  # none: ``return ()``
     result = f"    return ({outs}{trailing})"

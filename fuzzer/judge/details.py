@@ -84,6 +84,11 @@ class Element:
     eager_index: int | None = None
     compiled_index: int | None = None
     fp64_index: int | None = None
+    # the values those indices select in float64 (eager's, compiled's, float64's; None where not
+    # finite: strict JSON has no NaN), and what is wrong with compiled's index
+    # (``semantics.Selection.fault``; '' where torch allows it)
+    selected: list[float | None] | None = None
+    fault: str | None = None
 
     def to_dict(self) -> dict:
         data: dict[str, object] = {"index": list(self.index), "eager": self.eager,
@@ -96,6 +101,10 @@ class Element:
         picked = ("eager_index", "compiled_index", "fp64_index")
         if any(getattr(self, name) is not None for name in picked):  # all three, as recorded
             data.update({name: getattr(self, name) for name in picked})
+        if self.selected is not None:
+            data["selected"] = list(self.selected)
+        if self.fault is not None:
+            data["fault"] = self.fault
         return data
 
     @classmethod
@@ -113,9 +122,21 @@ class Element:
         measured = any(k in data for k in Distance.KEYS)
         distance = Distance(*(_number(data, k, "an element's") for k in Distance.KEYS)) \
             if measured else None
+        selected = data.get("selected")
+        if selected is not None and not (isinstance(selected, list) and len(selected) == 3 and all(
+                v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                for v in selected)):
+            raise TypeError("malformed verdict details: an element's selected must be three "
+                            "numbers or nulls")
+        fault = data.get("fault")
+        if fault is not None and not isinstance(fault, str):
+            raise TypeError("malformed verdict details: an element's fault must be text")
         return cls(list(index), eager, compiled, fp64, regresses=regresses, strong=strong,
                    stable=stable, distance=distance, eager_index=eager_index,
-                   compiled_index=compiled_index, fp64_index=fp64_index)
+                   compiled_index=compiled_index, fp64_index=fp64_index,
+                   selected=None if selected is None else
+                   [None if v is None else float(v) for v in selected],
+                   fault=fault)
 
 
 @dataclass

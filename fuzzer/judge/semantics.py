@@ -277,10 +277,33 @@ class Selection:
     rule: ops.Selects
     attrs: dict
     working: torch.dtype
+    exact_ties: bool = False  # no op rounded on the way to the input: its ties are exact
 
     @property
     def ordered(self) -> bool:
-        return bool(self.rule.ordered_by and self.attrs.get(self.rule.ordered_by))
+        """Does the index among equal values count? Where a stable sort defines their order, and
+        where torch documents the first (argmax, ``max(x, dim)``) on an input no op rounded: its
+        ties are exact in eager, compiled and float64 alike. A tie that float noise made
+        (values computed in floats) is no finding: another index there is no divergence."""
+        return bool(self.rule.ordered_by and self.attrs.get(self.rule.ordered_by)) or \
+            (self.rule.first and self.exact_ties)
+
+    def fault(self, picked: tuple[float, float], valid: bool, indices: tuple[int, int]) -> str:
+        """What is wrong with compiled's index at one element, in a title's words: ``out of
+        range``; ``not <the minimum>`` where it selects another value than float64's index
+        (``picked``: compiled's value, float64's); ``not the first of equal values`` where
+        torch documents the first and the tie is exact (``indices``: compiled's, float64's),
+        ``not in stable order`` where a stable sort orders equal values by position;
+        '' where it is none of them (another index among equal values torch leaves open)."""
+        if not valid:
+            return "out of range"
+        mine, right = picked
+        if not (mine == right or (math.isnan(mine) and math.isnan(right))):
+            return f"not {self.rule.picks}"
+        if not self.ordered or indices[0] == indices[1]:
+            return ""
+        return "not the first of equal values" if self.rule.first and self.exact_ties else \
+            "not in stable order"
 
     def picked(self, x: torch.Tensor, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The values of ``x`` (the input, or anything shaped like it) ``index`` picks."""
@@ -302,7 +325,8 @@ def selections(graph: Graph, fp64: dict) -> list[Selection | None]:
             result.append(None)
             continue
         result.append(Selection(out, source, rule, attrs or {},
-                                ops.torch_dtype(graph.node(source).dtype)))
+                                ops.torch_dtype(graph.node(source).dtype),
+                                exact_ties=not graph.rounded(source)))
     return result
 
 
@@ -349,17 +373,28 @@ def note_selections(verdict: Verdict, picks: list[Selection | None],
                     eager: list[torch.Tensor], compiled: list[torch.Tensor],
                     fp64: dict) -> None:
     """Say on each index output how it was judged, and beside each recorded element's codes the
-    indices themselves (eager's, compiled's, float64's)."""
+    indices themselves (eager's, compiled's, float64's), the values they select from the op's
+    input in float64, and what is wrong with compiled's (``Selection.fault``)."""
     for out in verdict.outputs:
         pick = picks[out.output] if out.output < len(picks) else None
         if pick is None or (out.details.reason or "").startswith("compiled gave"):
             continue
         out.details.judged_by = "the values its indices select (their rank in float64)"
         sides = (eager[out.output], compiled[out.output], fp64[pick.out])
+        if any(side.shape != sides[0].shape for side in sides):
+            continue
+        x64 = fp64[pick.source].cpu()
+        selected = [pick.picked(x64, side) for side in sides]
         for element in out.details.elements:
             at = tuple(element.index)
+            if sides[0].dim() != len(at):
+                continue
             element.eager_index, element.compiled_index, element.fp64_index = (
-                int(value.cpu()[at]) if value.dim() == len(at) else None for value in sides)
+                int(side.cpu()[at]) for side in sides)
+            values = [float(value[at]) for value, _ in selected]
+            element.selected = [v if math.isfinite(v) else None for v in values]
+            element.fault = pick.fault((values[1], values[2]), bool(selected[1][1][at]),
+                                       (element.compiled_index, element.fp64_index))
 
 
 def stability(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Tensor],
@@ -459,7 +494,7 @@ def kinds(graph: Graph) -> list[str]:
     """Per input, ``param`` or ``buffer`` where the program is a module holding it as such (its
     ``state`` attr), else ``x`` (an argument); empty where no input is module state. A
     parameter packed into a flat buffer with others of its dtype (its ``flat`` group, an int)
-    is ``param:<group>`` (``rules.Module`` builds the buffer)."""
+    is ``param:<group>`` (``calling.Module`` builds the buffer)."""
     found: list[str] = []
     for n in graph.input_ids():
         attrs = graph.node(n).attrs
@@ -538,7 +573,7 @@ def _state_head(graph: Graph, node: int, fp64: dict) -> oracle.Head | None:
 
 def aliasing_problems(graph: Graph, eager_did: tuple, compiled_did: tuple
                       ) -> list[tuple[int, str, Details]]:
-    """What compiled did to storage that eager did not (``rules.call``'s record of each): an
+    """What compiled did to storage that eager did not (``calling.call``'s record of each): an
     output sharing storage with other inputs than eager's output does (a view of an input that
     came back as a fresh tensor, or the reverse), or an input compiled changed although the
     program never writes it. (node, dtype, details) each, for ``oracle.with_aliasing``."""

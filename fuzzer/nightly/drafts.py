@@ -20,7 +20,7 @@ from fuzzer.execute.pool import OutOfTime
 from fuzzer.judge.kinds import Kind
 from fuzzer.nightly.night import Context
 from fuzzer.reduce.snippet import Plain, plain_repro
-from fuzzer.report import draft, environment, ranking, upstream
+from fuzzer.report import draft, environment, ranking, tlparse, upstream
 from fuzzer.report.store import Finding
 from fuzzer.triage import confirm
 from fuzzer.triage.attribute import Attribution, bisect_summary, run_bisect
@@ -105,7 +105,10 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     attribution = Attribution.from_dict(finding.attribution)
     repro = write_repro(case, Path(finding.case_path).parent)
     plain = _plain(ctx, case, finding.signature)
-    printed = _run_plain(ctx, case, plain, finding.signature)
+    trace = ctx.directory / f"{finding.signature}.trace"
+    printed = _run_plain(ctx, case, plain, finding.signature, trace)
+    report = tlparse.render(trace, ctx.directory / f"{finding.signature}.tlparse") \
+        if ctx.left() > tlparse.TIMEOUT else None
     # Versions before the bisector, which may take all the time the night has left.
     env = environment.collect_env_cached(
         env_file, timeout=max(1.0, min(environment.ENV_TIMEOUT, ctx.left())))
@@ -113,7 +116,8 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     confirmations = ctx.store.confirmations(finding.signature) \
         if ctx.settings.confirm_with else None  # tonight's, not an earlier night's
     cause = draft.Cause(finding, case, attribution, plain, printed, env,
-                        ctx.store.sightings(finding.signature), repro, confirmations)
+                        ctx.store.sightings(finding.signature), repro, confirmations,
+                        trace if trace.is_dir() else None, report)
     title = cause.title
     ctx.store.update(finding.signature, repro_path=str(repro), title=title,
                      **({"attribution": attribution.to_dict()} if attribution else {}))
@@ -135,15 +139,17 @@ def _plain(ctx: Context, case: Case, signature: str) -> Plain:
         return plain_repro(case, None, ctx.directory, signature)
 
 
-def _run_plain(ctx: Context, case: Case, plain: Plain, signature: str
+def _run_plain(ctx: Context, case: Case, plain: Plain, signature: str, trace: Path
                ) -> tuple[int | None, str]:
     """The plain reproducer saved beside the draft and run in a fresh interpreter (not for a
-    hang, which would only hang here): its exit status and output."""
+    hang, which would only hang here), writing torch's structured trace to ``trace`` for
+    tlparse: its exit status and output."""
     snippet = atomic_write(ctx.directory / f"{signature}.plain.py", plain.source)
     if ctx.left() <= 1 or case.verdict is None or case.verdict.kind == Kind.TIMEOUT:
         return None, ""
     ctx.log(f"running {snippet}")
-    return run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()), case=case)
+    return run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()), case=case,
+                       extra_env=tlparse.trace_environment(trace))
 
 
 def _bisect(ctx: Context, case: Case, attribution: Attribution | None, signature: str,
@@ -160,8 +166,8 @@ def _bisect(ctx: Context, case: Case, attribution: Attribution | None, signature
     ctx.log(f"  bisector: {bisect_summary(attribution.bisect)}")
 
 
-def run_snippet(path: Path, timeout: float = 600, case: Case | None = None
-                ) -> tuple[int | None, str]:
+def run_snippet(path: Path, timeout: float = 600, case: Case | None = None,
+                extra_env: dict[str, str] | None = None) -> tuple[int | None, str]:
     """Run a plain reproducer (or any script) as a person would, in a fresh interpreter in its
     own folder, under glibc's malloc checking where ``case`` was found under it or is
     memory-unsafe (the draft says to run it so): its exit status and its output (stdout, then
@@ -169,7 +175,7 @@ def run_snippet(path: Path, timeout: float = 600, case: Case | None = None
     (under this interpreter here)."""
     checked = case is not None and memcheck.found_under(
         case.origin, case.verdict.kind if case.verdict else "") and memcheck.library()
-    return confirm.run_script(path, timeout=timeout,
-                              extra_env=memcheck.environment() if checked else None)
+    env = {**(memcheck.environment() if checked else {}), **(extra_env or {})}
+    return confirm.run_script(path, timeout=timeout, extra_env=env or None)
 
 

@@ -44,13 +44,14 @@ from fuzzer.campaign.engine import Engine
 from fuzzer.campaign.loop import Outcome
 from fuzzer.campaign.settings import worker_env
 from fuzzer.execute.pool import OutOfTime, RunnerPool
-from fuzzer.execute.workers import Recycle, Runner
+from fuzzer.execute.workers import LocalRunner, Recycle
 from fuzzer.judge.kinds import COUNTED, Kind
 from fuzzer.nightly.drafts import write_pending_drafts
 from fuzzer.nightly.lanes import Lanes, process
 from fuzzer.nightly.night import Context, Log, NightSettings, open_night, plain_log
 from fuzzer.nightly.recheck import recheck
 from fuzzer.nightly.summary import causes_line, write_summary
+from fuzzer.report import dashboard
 from fuzzer.report.store import Store
 
 SUMMARY_RESERVE = 5.0  # seconds of --time kept for writing SUMMARY.md
@@ -123,9 +124,20 @@ def _stages(ctx: Context) -> Path:
     path = write_summary(ctx)
     night.status = "done"
     ctx.advance("done")
+    _write_dashboard(ctx)
     ctx.log(f"night {night.id} done in {clock.now() - start:.0f}s: {causes_line(ctx)}; "
             f"{path}")
     return path
+
+
+def _write_dashboard(ctx: Context) -> None:
+    """The team's page over every night (``report.dashboard``), rewritten after each; a page
+    that cannot be drawn (no matplotlib, a disk error) is said in the log and costs nothing
+    else: SUMMARY.md and the store already hold the night."""
+    try:
+        ctx.log(f"dashboard: {dashboard.write(ctx.settings.reports)}")
+    except Exception as err:  # noqa: BLE001 (the night is done; its page is a convenience)
+        ctx.log(f"dashboard not written: {type(err).__name__}: {err}")
 
 
 def _set_deadline(ctx: Context) -> None:
@@ -167,7 +179,7 @@ def _timed(ctx: Context, stage: str) -> Iterator[None]:
 # ------------------------------------------------------------------ fuzz
 
 
-def fuzz(ctx: Context, between: Callable[[int, Runner], None] | None = None) -> None:
+def fuzz(ctx: Context, between: Callable[[int, LocalRunner], None] | None = None) -> None:
     """The campaign, on this machine's workers or on the night's Ray fleet; ``between``: what
     each local worker thread does between two cases (the lanes' processing)."""
 

@@ -23,7 +23,7 @@ import torch
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.corpus.files import atomic_write
 from fuzzer.device import Device
-from fuzzer.execute import memcheck
+from fuzzer.execute import calling, memcheck
 from fuzzer.execute.flags import SDPA_BACKENDS
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
@@ -33,201 +33,10 @@ from fuzzer.judge.details import Details
 from fuzzer.judge.key import DivergenceKey
 from fuzzer.judge.oracle import TOLERANCE
 from fuzzer.judge.verdict import Verdict
+from fuzzer.reduce import repro_main
 
 INLINE_LIMIT = 256  # input elements written into the file; more go to inputs.pt
 TIMEOUT = 300  # seconds before a timeout case counts as reproduced (the workers' default)
-
-MAIN = '''\
-def run(fn, args):
-    """What numfuzz judged: the outputs, the inputs WRITTEN as the call left them, then
-    (TRAINING) the gradients; and what the call did to storage besides: which inputs each
-    output shares storage with, which other inputs it changed."""
-    if TRAINING:
-        return forward_backward(fn, args, WRITTEN), ((), ())
-    return call(fn, args, WRITTEN)
-
-
-def sdpa(names):
-    """Attention on these backends only (None: torch chooses), as numfuzz saw eager run it."""
-    if not names:
-        return contextlib.nullcontext()
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    return sdpa_kernel([getattr(SDPBackend, name) for name in names])
-
-
-def under_malloc_check():
-    """A memory-unsafe kernel corrupts the heap, which glibc notices for sure only under its
-    malloc checking: run this script again under it, in a child, whose death is the bug."""
-    import signal
-    import subprocess
-
-    env = {{**os.environ, "NUMFUZZ_REPRO_CHILD": "1", **MALLOC_CHECK}}
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env)
-    if proc.returncode < 0:
-        print(f"compiled: the process died of {{signal.Signals(-proc.returncode).name}}: "
-              "DIVERGES")
-        return 1
-    return proc.returncode
-
-
-def main():
-    if KEY["kind"] == "memory-unsafe" and os.environ.get("NUMFUZZ_REPRO_CHILD") != "1":
-        return under_malloc_check()
-    torch._inductor.config.fallback_random = True
-{config}{flags}    try:
-        inputs = get_inputs()
-        program = module_program(model, KINDS, WRITTEN) if KINDS else model
-        with sdpa(SDPA):
-            eager, eager_did = run(program, inputs)
-        ref = float64_run(lambda *wide: run(model, wide)[0], inputs) if FLOAT64 else \
-            run(program, inputs)[0]  # a second eager run: what the program is judged against
-    except Exception as err:
-        print(f"cannot run the repro: {{type(err).__name__}}: {{err}}")
-        return 2
-    if KEY["kind"] == "timeout":
-        import signal
-
-        def alarm(*args):
-            raise TimeoutError(f"no answer within {{TIMEOUT}}s")
-
-        signal.signal(signal.SIGALRM, alarm)
-        signal.alarm(TIMEOUT)
-    try:
-        compile = lambda fn: torch.compile(fn, backend={backend}, **COMPILE)  # noqa: E731
-        if PATH != "compile":  # a deployment: torch.export, AOTInductor's package
-            compile = lambda fn: Deployed(fn, PATH, {hook})  # noqa: E731
-        program = module_program(model, KINDS, WRITTEN, compile) if KINDS else \
-            compile_model(model, compile)
-        with sdpa(COMPILED_SDPA):
-            if GROWN is not None:  # automatic dynamic: a first call at another batch size
-                run(program, grown(inputs, GROWN))
-            compiled, compiled_did = run(program, inputs)
-    except Exception as err:
-        raised = "timeout" if isinstance(err, TimeoutError) else "crash"
-        print(f"compiled failed: {{type(err).__name__}}: {{err}}")
-        print(f"  in {{' <- '.join(reversed(torch_frames(err))) or 'no torch frame'}}")
-        seen = (raised, type(err).__name__, torch_frames(err))
-        return 1 if seen == (KEY["kind"], KEY["error"], KEY["frames"]) else 0
-    if KEY["kind"] == "timeout":
-        signal.alarm(0)
-    if KEY["kind"] == "memory-unsafe":  # freeing its outputs is where glibc would notice
-        del compiled
-        print("no abort: the heap corruption went unnoticed in this run")
-        return 0
-    if KEY["kind"] == "promise":  # what this surface promises exactly, bit for bit
-        return promise_broken(program, inputs, eager, compiled)
-    if KEY["kind"] == "aliasing":  # what the call did to storage, not values
-        named = lambda positions: [NAMES[i] for i in positions] or "no input"  # noqa: E731
-        for i, (want, got) in enumerate(zip(eager_did[0], compiled_did[0])):
-            if want != got:
-                print(f"output {{i}} shares storage with {{named(want)}} in eager, with "
-                      f"{{named(got)}} compiled: DIVERGES")
-        if compiled_did[1]:
-            print(f"compiled changed {{named(compiled_did[1])}}, which the program never "
-                  "writes: DIVERGES")
-        return 1 if eager_did[0] != compiled_did[0] or compiled_did[1] else 0
-    if len(compiled) != len(eager):
-        print(f"compiled returned {{len(compiled)}} outputs, eager {{len(eager)}}")
-        return 1 if KEY["kind"] == "meta" else 0
-    e, c, r = eager[OUTPUT].cpu(), compiled[OUTPUT].cpu(), ref[OUTPUT].cpu()  # on the host
-    if BIT_NOISE is not None:  # floats a dtype view reinterprets: noise there, amplified
-        base = trace(*[fresh(t) for t in inputs])[BIT_NOISE].cpu()
-        runs = [[bit_noise_trace(k, *[fresh(t) for t in inputs])[BIT_NOISE].cpu()]
-                for k in range(NUDGES)]
-        moved = moved_by_noise([base], runs, [NOISE_TOL])[0]
-        if moved is not None and moved.shape == c.shape:
-            c = torch.where(moved, e, c)
-            print(f"  {{int(moved.sum())}} elements one step of rounding noise before a dtype "
-                  "view moves: not judged")
-    undefined, strong = None, None
-    if UNDEFINED is not None:
-        undefined = torch.zeros(e.shape, dtype=torch.bool)
-        undefined.view(-1)[list(UNDEFINED)] = True
-    signs = SIGNS
-    if SIGNS and SIGNLESS is not None:
-        signs = torch.ones(e.shape, dtype=torch.bool)
-        signs.view(-1)[list(SIGNLESS)] = False
-    if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
-        strong = torch.ones(e.shape, dtype=torch.bool)
-    elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
-        with sdpa(SDPA):
-            own = trace(*[fresh(t) for t in inputs])
-        fp64 = float64_run(trace, inputs) if FLOAT64 else own  # eager stands for float64
-        ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
-        _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
-                                                  HEAD["attrs"], tuple(e.shape),
-                                                  getattr(torch, HEAD["working"]), FLOOR)
-        for step in HEAD["upstream"]:  # a step further up on a tie: its jump may be the flip
-            if on_a_tie([fp64[step["input"]].double().cpu()], own[step["input"]].cpu(),
-                        BOUNDARIES[step["boundary"]], step["attrs"],
-                        getattr(torch, step["working"]), FLOOR):
-                print(f"  a {{step['boundary']}} step further up (on node {{step['input']}}) "
-                      "sits on a tie: its jump may be the flip, so no flip is strong")
-                strong = torch.zeros_like(strong)
-    code = None
-    if SELECT is not None:  # an index output: judged by the values its indices select
-        own = trace(*[fresh(t) for t in inputs])[SELECT["source"]].cpu()
-        x64 = float64_run(trace, inputs)[SELECT["source"]].cpu() if FLOAT64 else own
-        args = (SELECTOR, SELECT["attrs"], SELECT["ordered"])
-        e, c, r, ulps, own_ulps, strong = judge_selection(
-            *args, getattr(torch, SELECT["working"]), x64, own, e, c, r, FLOOR)
-        code = lambda index: selection_code(*args, x64, index)  # noqa: E731
-        print(f"  (indices judged by the values they select in {{NAMES_OF[SELECT['source']]}})")
-    stable = None
-    if NUDGED:  # does float64's code survive eager's own rounding noise (a chaotic head)?
-        try:
-            stable = stable_codes(r, [(code or (lambda t: t))(
-                float64_run(lambda *wide, k=k: nudged_trace(k, *wide), inputs)[NODE].cpu())
-                for k in range(NUDGES)])
-        except Exception:  # what cannot be checked is not evidence
-            stable = torch.zeros(r.shape, dtype=torch.bool)
-        if not bool(stable.all()):
-            print(f"  float64's own code moves under eager's rounding noise on "
-                  f"{{int((~stable).sum())}} elements: no flip there is strong")
-    kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY, stable, signs)
-    diverged = kind == KEY["kind"]
-    print(f"{{PLACE}} ({{e.dtype}}): {{kind}}: {{'DIVERGES' if diverged else 'ok'}}")
-    if kind not in ("ok", "meta"):
-        bad = {{"int-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
-               "weak-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
-               "parity": lambda: discrete_mismatches(e, c, undefined),
-               "nonfinite": lambda: nonfinite_in_compiled(e, c, r),
-               "signed-zero": lambda: zero_sign_regressions(e, c, r, signs),
-               "hidden-nonfinite": lambda: nonfinite_hidden(e, c, r)}}.get(kind, lambda: e != c)()
-        print(f"  {{int(bad.sum())}}/{{e.numel()}} elements")
-        for index in bad.nonzero()[:8].tolist():
-            at = tuple(index)
-            line = (f"  at {{at}}: eager={{e[at].item()!r}} compiled={{c[at].item()!r}} "
-                    f"float64={{r[at].item()!r}}")
-            if HEAD not in (None, "exact") or SELECT is not None:
-                line += (f", float64 {{float(ulps[at]):.3g}} ulps from the boundary, "
-                         f"eager's noise {{float(own_ulps[at]):.3g}} ulps")
-            print(line)
-    return 1 if diverged else 0
-
-
-def promise_broken(program, inputs, eager, compiled):
-    """numfuzz saw the surface's promise broken: eager's bits (numerics="strict"), or a row
-    the same computed alone as in its batch (batch_invariant)."""
-    if PROMISE == "strict":
-        same = same_bits(eager[OUTPUT].cpu(), compiled[OUTPUT].cpu())
-        print(f"{{PLACE}}: compiled {{'is' if same else 'is not'}} eager's bit for bit: "
-              f"{{'ok' if same else 'DIVERGES'}}")
-        return 0 if same else 1
-    size = inputs[GROWN[0]].shape[0]
-    rows = [run(program, [t[r:r + 1] if i in GROWN else t for i, t in enumerate(inputs)])[0]
-            for r in range(size)]
-    apart = rows_apart(compiled, rows)[OUTPUT]
-    print(f"{{PLACE}}: rows {{apart}} differ from the same rows computed alone: "
-          f"{{'DIVERGES' if apart else 'ok'}}")
-    return 1 if apart else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
-
 
 def _literal(value: float | int | bool) -> str:
     """``value`` as Python that needs only ``torch``: the plain snippet borrows
@@ -369,15 +178,29 @@ def repro_source(case: Case, out_dir: Path) -> str:
         _inputs_source(case, out_dir),
         "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
         + rules.embedded_source().rstrip(),
+        "# How numfuzz ran the program (fuzzer/execute/calling.py), verbatim.\n"
+        + calling.embedded_source().rstrip(),
         *_head_source(case, output),
         *([render.render_nudged_trace_function(case.graph)] if _nudged(case, output) else []),
         *([render.render_trace_function(case.graph),
            render.render_bit_noise_trace_function(case.graph)] if bit_noise is not None else []),
         *select_source,
-        MAIN.format(config=config, flags=_flags_source(case), backend=backend,
-                    hook="BACKEND" if backend == "BACKEND" else "None").rstrip(),
+        _configure_source(config + _flags_source(case)) +
+        f"BACKEND_NAME = {backend}  # the torch.compile backend\n"
+        f"HOOK = {'BACKEND' if backend == 'BACKEND' else 'None'}  # a deployment's test double",
+        "# The program every repro runs (fuzzer/reduce/repro_main.py), verbatim.\n"
+        + repro_main.embedded_source().rstrip(),
+        'if __name__ == "__main__":\n    sys.exit(main())',
     ]
     return "\n\n\n".join(dict.fromkeys(parts)) + "\n"  # the trace once, whoever needs it
+
+
+def _configure_source(lines: str) -> str:
+    """``configure``: the Inductor options and torch.backends flags numfuzz ran it under, set
+    where ``main`` begins (``repro_main``)."""
+    return ("def configure():\n"
+            '    """The Inductor options and torch.backends flags numfuzz ran it under."""\n'
+            + lines + "\n\n")
 
 
 def _flags_source(case: Case) -> str:

@@ -241,7 +241,7 @@ def _module_run(case: Case, names: list[str], kinds: list[str], written: list[in
 def _deployment_lines(path: str, module: str | None, args: str) -> list[str]:
     """How a deployment builds what it runs: ``torch.export`` of the module (a function in a
     module of its own), its decompositions, and for ``aoti`` a package in a temporary folder
-    (``rules.Deployed`` does the same)."""
+    (``calling.Deployed`` does the same)."""
     lines = []
     if module is None:
         lines += ["class Wrap(torch.nn.Module):  # torch.export takes a module",
@@ -290,7 +290,7 @@ def _module_lines(case: Case, names: list[str], kinds: list[str]) -> list[str]:
 
 
 def _first_call_elsewhere(case: Case, names: list[str], kinds: list[str]) -> list[str]:
-    """Automatic dynamic's first call, a batch one row longer (``rules.grown``): the judged
+    """Automatic dynamic's first call, a batch one row longer (``calling.grown``): the judged
     call after it runs the kernel recompiled with the batch symbolic."""
     from fuzzer.execute.runner import batch_positions
 
@@ -335,7 +335,7 @@ def _is_literal(form: str) -> bool:
 def _training_helper(written: list[int]) -> list[str]:
     """What a ``--training`` case is judged on: the outputs, the inputs it writes as the call
     left them, then the gradients of the sum of the float outputs with respect to each other
-    float input (as ``rules.forward_backward``)."""
+    float input (as ``calling.forward_backward``)."""
     keep = f" and i not in {written!r}" if written else ""
     state = f" + [xs[i].detach() for i in {written!r}]" if written else ""
     return ["def outputs(fn, *xs):  # the outputs, the inputs it writes, the gradients",
@@ -351,7 +351,7 @@ def _training_helper(written: list[int]) -> list[str]:
 
 def _state_helper(written: list[int], laid_out: bool = False) -> list[str]:
     """The program writes its inputs: each side runs on copies, and what it left in the ones
-    it writes is judged after its outputs (as ``rules.call``). Where an input is laid out (its
+    it writes is judged after its outputs (as ``calling.call``). Where an input is laid out (its
     strides, or an offset in its storage, which a write may depend on: RESULTS §23 C), each
     copy keeps the layout over a copy of the storage, as ``rules.fresh`` does."""
     copy = ["def copy(x):  # the same strides and storage offset, over a copy of the storage",
@@ -445,6 +445,16 @@ def shows_divergence(case: Case, output: str) -> bool:
         elif m := re.search(r"^eager (.+) compiled (.+)$", line):
             return m.group(1) != m.group(2)
     return False
+
+
+def printed_elements(output: str) -> dict[tuple[int, ...], tuple[str, str]]:
+    """What a plain reproducer printed per element (``_prints``' form): index → (eager,
+    compiled) as printed."""
+    found = {}
+    for m in re.finditer(r"^\(([-\d, ]*)\) eager (\S+) compiled (\S+)", output, re.MULTILINE):
+        index = tuple(int(i) for i in m.group(1).split(",") if i.strip())
+        found[index] = (m.group(2), m.group(3))
+    return found
 
 
 def _error_type(message: str) -> str:

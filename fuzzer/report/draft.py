@@ -30,12 +30,15 @@ from fuzzer.execute import memcheck
 from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import rules
-from fuzzer.judge.details import Agrees, Details, given
+from fuzzer.judge.details import Agrees, Details, Element, given
 from fuzzer.judge.kinds import FLIPS, HEAP, HEAP_ABORTS, RAISED, Kind, memory_class
 from fuzzer.judge.oracle import TOLERANCE
 from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.snippet import Plain, shows_divergence
+from fuzzer.reduce.snippet import printed_elements as snippet_elements
+from fuzzer.report import tlparse
 from fuzzer.report.environment import versions_text
+from fuzzer.report.labels import isolation_text
 from fuzzer.report.store import Finding
 from fuzzer.triage import confirm, known, value
 from fuzzer.triage.attribute import STAGE, SURFACE, Attribution, bisect_summary
@@ -86,14 +89,26 @@ def title_for(case: Case) -> str:
         reason = details.reason or v.message or "differs from eager"
         return f"{tag} {what} under torch.compile: {reason}"
     elements = details.elements
-    if not elements:
-        return (f"{tag} {what} is less accurate under torch.compile than eager (RMSE vs float64 "
-                f"{short(details.rmse_compiled)}, eager {short(details.rmse_eager)})")
+    if not elements and out.kind == Kind.ACCURACY:
+        return (f"{tag} {what} is less accurate under torch.compile{on} than eager (RMSE vs "
+                f"float64 {short(details.rmse_compiled)}, eager {short(details.rmse_eager)})")
+    if not elements:  # aliasing, a broken promise, a signed zero: what the verdict says
+        reason = details.reason or v.message or f"{out.kind} divergence"
+        return f"{tag} {what} under torch.compile{on}: {_first_line(reason)[:100]}"
+    faulted = next((e for e in elements if e.fault), None)
+    if faulted is not None:  # an index output: what is wrong with compiled's index
+        return f"{tag} {what} under torch.compile{on} {index_words(faulted)}"
     first = elements[0]
     value = input_text(case, first.index)
     of = f" of {value}" if value is not None else ""
     return (f"{tag} {what}{of} gives {short(first.compiled)} under torch.compile{on} "
             f"(eager {short(first.eager)})")
+
+
+def index_words(e: Element) -> str:
+    """What compiled's index is, in a title's words: ``gives index 0, not the minimum (eager
+    15)``, ``gives index -3087562610450605308, out of range (eager 15)``."""
+    return f"gives index {e.compiled_index}, {e.fault} (eager {e.eager_index})"
 
 
 # How a title names the options users deploy together (``execute.surface``).
@@ -236,20 +251,37 @@ def sentence(case: Case) -> str:
     elements = details.elements
     if out.kind == Kind.META:
         return f"{how} changes {place}: {given(details.reason, v.message)}."
+    if not elements and out.kind != Kind.ACCURACY:  # aliasing, a promise: what it says
+        return f"{how} changes {place}: {given(details.reason, v.message or out.kind)}."
     if not elements:
         return (f"{how} computes {expr} ({place}) further from float64 than eager does: it fails "
                 "`torch._dynamo.utils.same` against the float64 reference where eager passes "
                 f"(RMSE vs float64: compiled {short(details.rmse_compiled)}, eager "
                 f"{short(details.rmse_eager)}).")
-    e = elements[0]
+    e = next((x for x in elements if x.fault), elements[0])
     count = f"{given(details.count, len(elements))} of {given(details.total, '?')} elements"
+    if e.fault:
+        return (f"{how} {index_words(e)} for {expr} ({place}; {count} differ): "
+                f"{_selected_words(e)}.")
     values = (f"gives {short(e.compiled)} where eager gives {short(e.eager)} and float64 "
               f"{short(e.fp64)}")
     why = {Kind.NONFINITE: "a non-finite value eager and float64 do not have",
            Kind.HIDDEN_NONFINITE: "a finite value where eager and float64 overflow",
+           Kind.SIGNED_ZERO: "a zero of the other sign than eager's and float64's",
            }.get(out.kind, "compiled further from float64's code than eager's" if out.kind in
                  FLIPS else "")
     return f"{how} {values} for {expr} ({place}; {count} differ: {why})."
+
+
+def _selected_words(e: Element) -> str:
+    """What each side's index selects from the op's input (float64's values)."""
+    if e.selected is None:
+        return "the indices select values that differ"
+    eager, compiled, fp64 = (short(v) if v is not None else "a non-finite value"
+                             for v in e.selected)
+    if e.fault == "out of range":
+        return f"no such element exists; eager's index selects {eager}"
+    return f"compiled's index selects {compiled}, eager's {eager}, float64's {fp64}"
 
 
 def describe(case: Case) -> str:
@@ -267,8 +299,11 @@ def describe(case: Case) -> str:
     lines += ["", "Checked as the pt2 template asks for fuzzer findings: default tolerances "
               f"(`torch._dynamo.utils.same`, tol={TOLERANCE.get(case.dtype, 1e-4)} for float "
               f"outputs), {baseline}, "
-              "`torch._inductor.config.fallback_random = True`, the same inputs for every run, "
-              "no comparison of argmax/argmin indices."]
+              "`torch._inductor.config.fallback_random = True`, the same inputs for every run; "
+              "index outputs (argmax/argmin, max/min/sort indices) are compared by the values "
+              "they select, never as raw numbers, so another index among equal values is no "
+              "finding except where torch documents which one: the first, for argmax, argmin "
+              "and max/min over a dim, on an exact tie; their input order, for a stable sort."]
     lines += _environment(case)
     return "\n".join(lines)
 
@@ -291,8 +326,9 @@ def _environment(case: Case) -> list[str]:
 def malloc_checking(case: Case) -> str:
     """How to see a case found under glibc's malloc checking (``execute.memcheck``): without it
     a write past a buffer usually goes unnoticed."""
-    if not memcheck.found_under(case.origin, case.verdict.kind if case.verdict else ""):
-        return ""
+    kind = case.verdict.kind if case.verdict else ""
+    if kind != Kind.MEMORY or not memcheck.found_under(case.origin, kind):
+        return ""  # about a write past a buffer: said of memory-unsafe findings alone
     return ("It was found under glibc's malloc checking, which aborts at the first corrupted "
             "heap block; without it the write past the buffer usually goes unnoticed. Run the "
             f"snippet as `{memcheck.shell_prefix()} python snippet.py` (glibc 2.34 or later).")
@@ -314,6 +350,8 @@ def _eager_reference_note(against_eager: bool) -> list[str]:
 
 def _values_table(details: Details) -> str:
     elements = details.elements[:MAX_ROWS]
+    if elements and elements[0].fault is not None:
+        return _index_table(details)
     if not elements:
         extra = ", ".join(f"{k} = {value}" for k, value in (
             ("max_abs_diff", details.max_abs_diff), ("rmse_eager", details.rmse_eager),
@@ -334,6 +372,26 @@ def _values_table(details: Details) -> str:
     return "\n".join([head, rule, *rows, "", f"({shown}, of {given(details.total, '?')}.)"])
 
 
+def _index_table(details: Details) -> str:
+    """An index output's differing elements: each side's index and the value it selects (from
+    the op's input, in float64), and what is wrong with compiled's."""
+    def side(index: int | None, value: float | None) -> str:
+        return f"{index} ({'non-finite' if value is None else short(value)})"
+
+    rows = []
+    for e in details.elements[:MAX_ROWS]:
+        picked = e.selected or [None, None, None]
+        rows.append(f"| {tuple(e.index)} | {side(e.eager_index, picked[0])} | "
+                    f"{side(e.compiled_index, picked[1])} | {side(e.fp64_index, picked[2])} | "
+                    f"{e.fault or 'allowed (equal values)'} |")
+    head = ["| element | eager: index (value it selects) | compiled | float64 | compiled's "
+            "index |", "|---|---|---|---|---|"]
+    count = given(details.count, len(rows))
+    tail = [] if count <= len(rows) else \
+        ["", f"({len(rows)} of {count} differing elements shown, of {given(details.total, '?')}.)"]
+    return "\n".join([*head, *rows, *tail])
+
+
 def _why(kind: str, details: Details, dtype: str, case: Case) -> list[str]:
     if kind == Kind.NONFINITE:
         return ["**Why this is a bug:** compiled produces inf/NaN where both eager and the float64 "
@@ -349,18 +407,28 @@ def _why(kind: str, details: Details, dtype: str, case: Case) -> list[str]:
         return [f"**Why this is a bug:** compiled fails `torch._dynamo.utils.same` against the "
                 f"float64 reference: {given(details.reason, '')} (RMSE vs float64: eager "
                 f"{details.rmse_eager}, compiled {details.rmse_compiled})."]
+    if kind in WHY:
+        return [f"**Why this is a bug:** {WHY[kind]}"
+                + (f" Here: {details.reason}." if details.reason else "")]
+    first = details.elements[0] if details.elements else None
+    if first is not None and first.fault is not None:
+        return [_index_why(details, case)]
     agrees = details.fp64_agrees or Agrees()
     sides = "" if details.reference == "eager" else (
         f" On the differing elements float64 sides with eager on {given(agrees.eager, '?')}, "
         f"with compiled on {given(agrees.compiled, '?')}, with neither on "
         f"{given(agrees.neither, '?')}.")
+    if not _float_fed(case):
+        return [f"**Why this is a bug:** a discrete ({dtype}) output computed without floats "
+                "differs: integer arithmetic has no rounding, so eager's value is the only right "
+                "one and compiled's is wrong." + sides]
     lines = [f"**Why this is a bug:** a discrete ({dtype}) output flips: a value this output is "
              "computed from lands on the other side of a discontinuity (ceil/round/sign/compare/"
              "cast), so a rounding difference upstream becomes a wrong answer, not a small one. "
              "PyTorch's float tolerance rule does not cover integer outputs." + sides]
     lo, hi = details.min_ulps, details.max_ulps
-    if hi is not None:
-        working = _working_dtype(case)
+    working = _working_dtype(case)
+    if hi is not None and working in ops.FLOAT_DTYPES:  # ulps: of a float feeding the head
         lines += ["", f"**Distance from the discontinuity:** on the differing elements the "
                       f"float64 value feeding the head lies {lo}..{hi} ulps ({working}) from its "
                       f"boundary. On {given(details.strong, '?')} of the "
@@ -371,6 +439,46 @@ def _why(kind: str, details: Details, dtype: str, case: Case) -> list[str]:
                       "that tensor if larger) and "
                       f"at least {rules.STRONG_ULPS:g} ulp: eager's rounding cannot explain them."]
     return lines
+
+
+# Why a kind with no discrete codes or float values to tabulate is a bug, in a sentence.
+WHY: dict[str, str] = {
+    Kind.ALIASING: "which outputs share storage with the inputs, or what the program leaves in "
+                   "the inputs it writes, differs from eager's: code that relies on eager's "
+                   "aliasing (a write through an output, a later read of an input) computes "
+                   "something else once compiled.",
+    Kind.PROMISE: "the surface promises eager's values bit for bit (or a row computed alone "
+                  "equal to the same row in its batch), and compiled breaks that promise.",
+    Kind.SIGNED_ZERO: "compiled gives a zero of the other sign than eager and float64's exact "
+                      "zero, where the program defines the sign (1 / x then gives the other "
+                      "infinity).",
+}
+
+
+def _index_why(details: Details, case: Case) -> str:
+    """Why an index output's difference is a bug, by what is wrong with compiled's index."""
+    faults = sorted({e.fault for e in details.elements if e.fault})
+    said = {"out of range": "an index out of range for its dim, which no input can give",
+            "not the first of equal values": "a later index among exactly equal values, where "
+            "torch documents the first (the tie is exact: no op rounded the input)",
+            "not in stable order": "equal values in another order than their positions, where "
+            "the sort was asked to be stable"}
+    words = [said.get(f, f"an index that selects a value other than {f.removeprefix('not ')} "
+                         "(float64's index selects that one)") for f in faults]
+    op = _working_dtype(case)
+    return (f"**Why this is a bug:** compiled returns {'; and '.join(words) or 'other indices'}. "
+            f"The indices are judged by the values they select from the op's input ({op}), as "
+            "torch documents them; ties among equal values are not counted except where torch "
+            "names the index.")
+
+
+def _float_fed(case: Case) -> bool:
+    """Did an op round a float on the way to the diverging output (``Graph.rounded``)? Only
+    then are rounding, boundaries and ulps part of what a draft may say."""
+    v = case.verdict
+    if v is None or v.node is None or v.node not in case.graph:
+        return True
+    return case.graph.rounded(v.node)
 
 
 def _working_dtype(case: Case) -> str:
@@ -535,7 +643,43 @@ def _printed(case: Case, plain: Plain, result: tuple[int | None, str]) -> str:
     note = f" (the inputs are loaded from `{plain.inputs_file.name}`, beside this draft)" \
         if plain.inputs_file is not None else ""
     shown = "\n".join(line for line in output.splitlines() if not TORCH_LOG.match(line))
-    return f"It printed here{note}; {seen}:\n\n```\n{shown or '(no output)'}\n```"
+    text = f"It printed here{note}; {seen}:\n\n```\n{shown or '(no output)'}\n```"
+    return "\n\n".join(filter(None, [text, _other_values(case, output)]))
+
+
+def _other_values(case: Case, output: str) -> str:
+    """Where the run above printed other values than the table below shows for the same
+    elements (the same inputs: the table is numfuzz's own run of them), say so plainly: a
+    compiled result that changes from run to run (an uninitialized value, a race)."""
+    out = case.verdict.diverging if case.verdict is not None else None
+    if out is None:
+        return ""
+    printed = snippet_elements(output)
+    differ = []
+    for e in out.details.elements:
+        got = printed.get(tuple(e.index))
+        if got is None:
+            continue
+        recorded = (e.eager_index, e.compiled_index) if e.eager_index is not None else \
+            (e.eager, e.compiled)
+        if any(not _same_number(text, value) for text, value in zip(got, recorded)):
+            differ.append(f"{tuple(e.index)}: eager {got[0]}, compiled {got[1]} here; "
+                          f"eager {recorded[0]}, compiled {recorded[1]} in the table")
+    if not differ:
+        return ""
+    return ("**The run above printed other values than the table below**, on the same inputs "
+            "(the table is numfuzz's own run of them): " + "; ".join(differ[:3]) + ". The "
+            "result changes from run to run, so compare the divergence, not the exact values.")
+
+
+def _same_number(text: str, value: object) -> bool:
+    try:
+        printed = float(text)
+    except ValueError:
+        return text == str(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return text == str(value)
+    return printed == float(value) or (math.isnan(printed) and math.isnan(float(value)))
 
 
 # A line torch's own logging writes to stderr (``W1125 15:38:30.23 2557 file.py:183] ...``, such
@@ -565,6 +709,8 @@ class Cause:
     sightings: list[tuple[str, str]] = field(default_factory=list)
     repro: Path | None = None
     confirmations: list[confirm.Run] | None = None
+    trace: Path | None = None  # torch's structured trace of the plain run (``TORCH_TRACE``)
+    trace_report: Path | None = None  # tlparse's index.html of it, where tlparse ran
 
     @property
     def shown(self) -> Case:
@@ -601,6 +747,8 @@ def render_draft(cause: Cause, path: Path) -> str:
         describe(shown),
         "#### Ablation",
         ablation(attribution) + "\n" + bisector_line(attribution),
+        isolation_text(case, attribution),
+        tlparse.paragraph(cause.trace, cause.trace_report, path),
         "#### Reliability and where it was seen",
         "\n\n".join(filter(None, [
             f"{reliability(finding)} The full self-judging reproducer, with numfuzz's rules and "

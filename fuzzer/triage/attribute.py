@@ -51,14 +51,15 @@ from fuzzer.execute.pool import (
     scaled_timeout,
 )
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
-from fuzzer.execute.runner import HARNESS_ERROR
 from fuzzer.execute.surface import DEPLOYED, UNCOMPILED
+from fuzzer.execute.task import HARNESS_ERROR
 from fuzzer.execute.workers import _python_path
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
 
 OUTCOMES = ("vanishes", "persists", "changes", "error", "unstable", "n/a")
+EAGER_BACKEND = "backend=eager"
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("eager_sdpa=math", flags={"eager_sdpa": "MATH"},
          why="eager's attention on the math backend: is compiled worse than plain math too?"),
     Knob("backend=aot_eager", backend="aot_eager", why="no Inductor at all"),
+    # With aot_eager, the backend isolation a triager asks for (``report.labels``): Dynamo's
+    # graph run as it is, so what persists here is Dynamo's, not AOTAutograd's or Inductor's.
+    Knob(EAGER_BACKEND, backend="eager", why="Dynamo alone: no AOTAutograd, no Inductor"),
 )
 
 
@@ -147,7 +151,7 @@ OFF = {"max_autotune_gemm_backends": "ATEN", "numerics": "default"}
 
 
 # A deployment's stages, each run alone to find the first one that shows the divergence: the
-# stages before a case's own path (``rules.Deployed``), in the order a model goes through them.
+# stages before a case's own path (``calling.Deployed``), in the order a model goes through them.
 STAGE = "stage:"
 STAGES = {"aoti": ("export-raw", "export", "export-inductor"), "export": ("export-raw",),
           "export-inductor": ("export-raw", "export")}

@@ -28,7 +28,7 @@ import torch
 
 from fuzzer.corpus.case import Case
 from fuzzer.execute.pool import OutOfTime, TaskRunner
-from fuzzer.execute.runner import Task
+from fuzzer.execute.task import Task
 from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import rules
 from fuzzer.judge.kinds import Kind

@@ -55,7 +55,7 @@ from fuzzer.judge import semantics
 from fuzzer.judge.key import error_type
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.verdict import Verdict
-from fuzzer.triage.attribute import KNOBS, Attribution, Knob, attribute
+from fuzzer.triage.attribute import EAGER_BACKEND, KNOBS, Attribution, Knob, attribute
 from fuzzer.triage.known import bare
 from fuzzer.triage.locate import locate
 
@@ -66,7 +66,10 @@ FAMILY: dict[str, str] = {
     Kind.ACCURACY: "accuracy", Kind.META: "meta", Kind.CRASH: "crash",
     Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill",
     Kind.MEMORY: "memory", Kind.PROMISE: "promise"}
-FULL_SET = frozenset(k.name for k in KNOBS)
+# The knobs a signature reads. Not the eager backend's: whatever vanishes with aot_eager
+# vanishes with it too, so it tells Dynamo's causes from AOTAutograd's only for the draft's
+# labels, and leaving it out keeps every signature recorded before it was added.
+FULL_SET = frozenset(k.name for k in KNOBS) - {EAGER_BACKEND}
 SIGNATURE_K = 3  # fresh runs per knob, by majority: the nightly's default and triage's
 
 

@@ -3,11 +3,13 @@ median, mode, max/min over a dim, cummax/cummin, max pooling with its indices) a
 statistics beside them (aminmax, the median of everything).
 
 Their values are elements of the input (``exact``); their indices (``selects``) are judged by
-what they select, never as raw numbers: equal values picked by different indices are no
-divergence (argmax of a tie, an unstable sort), a different index among equal values is one where
-the order is defined (``sort(stable=True)``), and an index selecting a worse value is one however
-eager broke its ties. The ``select`` functions below map indices to the values they pick, in
-plain torch, as ``boundaries`` does for discontinuities, so a repro can carry them verbatim.
+what they select, never as raw numbers, as torch documents them: an index out of range is
+always wrong; an index selecting another value than float64's is wrong however eager broke its
+ties; among equal values a different index is wrong only where torch defines which one
+(``sort(stable=True)``; the first, for argmax, argmin and max/min over a dim: ``first``) and the
+tie is exact (``judge.semantics.Selection.ordered``): a tie that float noise made is no
+finding. The ``select`` functions below map indices to the values they pick, in plain torch,
+as ``boundaries`` does for discontinuities, so a repro can carry them verbatim.
 
 Attributes a generator draws when it places one of them (``choices``): which dim, whether it
 keeps it, ``k``, and ``pick`` (the values or the indices; the indices twice as often).
@@ -61,12 +63,14 @@ def _x(*shape: int) -> dict:
 
 
 unary("argmax", "torch.argmax({0}, dim={dim}, keepdim={keepdim})", attrs=("dim", "keepdim"),
-      selects=Selects(along_dim), captures=("torch.argmax", "Tensor.argmax"),
+      selects=Selects(along_dim, first=True, picks="the maximum"),
+      captures=("torch.argmax", "Tensor.argmax"),
       lift=lift_signature(("dim", "keepdim"), {"dim": None, "keepdim": False}),
       choices={"dim": (*DIMS, None), "keepdim": KEEP},
       example=((_x(4, 6),), {"dim": 1, "keepdim": False}), **REDUCE)
 unary("argmin", "torch.argmin({0}, dim={dim}, keepdim={keepdim})", attrs=("dim", "keepdim"),
-      selects=Selects(along_dim), captures=("torch.argmin", "Tensor.argmin"),
+      selects=Selects(along_dim, first=True, picks="the minimum"),
+      captures=("torch.argmin", "Tensor.argmin"),
       lift=lift_signature(("dim", "keepdim"), {"dim": None, "keepdim": False}),
       choices={"dim": (*DIMS, None), "keepdim": KEEP},
       example=((_x(4, 6),), {"dim": -1, "keepdim": True}), **REDUCE)
@@ -101,11 +105,15 @@ unary("kthvalue", "torch.kthvalue({0}, {k}, dim={dim}, keepdim={keepdim})[{pick}
       lift=lift_signature(("k", "dim", "keepdim"), {"dim": -1, "keepdim": False}),
       choices={"k": (1, 2, 3), "dim": DIMS, "keepdim": KEEP, "pick": PICK},
       example=((_x(4, 6),), {"k": 2, "dim": 1, "keepdim": False, "pick": 1}), **REDUCE)
-for _name, _torch in (("median_dim", "median"), ("mode", "mode"), ("max_dim", "max"),
-                      ("min_dim", "min")):
+# torch documents the first index among equal values for argmax, argmin and max/min over a dim
+# (``first``), not for median's or mode's.
+for _name, _torch, _first, _picks in (
+        ("median_dim", "median", False, "the median"), ("mode", "mode", False, "the mode"),
+        ("max_dim", "max", True, "the maximum"), ("min_dim", "min", True, "the minimum")):
     # ``torch.max(x, dim)`` and friends: a dim is required (without one, max is another call).
     unary(_name, f"torch.{_torch}({{0}}, dim={{dim}}, keepdim={{keepdim}})[{{pick}}]",
-          attrs=("dim", "keepdim", "pick"), selects=Selects(along_dim, pick=1),
+          attrs=("dim", "keepdim", "pick"),
+          selects=Selects(along_dim, pick=1, first=_first, picks=_picks),
           captures=(f"torch.{_torch}", f"Tensor.{_torch}"),
           lift=lift_signature(("dim", "keepdim"),
                               {"keepdim": False, **({"dim": -1} if _torch == "mode" else {})}),
@@ -124,11 +132,13 @@ unary("median", "torch.median({0})", captures=("torch.median", "Tensor.median"),
       example=((_x(4, 6),), {}), **REDUCE)
 
 # max_pool2d with its indices: flat positions in each input plane (``in_planes``).
+WINDOW_MAX = "its window's maximum"
 unary("max_pool2d_indices",
       "F.max_pool2d({0}, {kernel}, stride={stride}, padding={padding}, dilation={dilation}, "
       "ceil_mode={ceil}, return_indices=True)[{pick}]",
       category="pool", attrs=("kernel", "stride", "padding", "dilation", "ceil", "pick"),
-      meta=True, exact=True, selects=Selects(in_planes, pick=1), captures=("F.max_pool2d",),
+      meta=True, exact=True, selects=Selects(in_planes, pick=1, picks=WINDOW_MAX),
+      captures=("F.max_pool2d",),
       lift=lift_signature(("kernel_size", "stride", "padding", "dilation", "ceil_mode",
                            "return_indices"),
                           {"stride": None, "padding": 0, "dilation": 1, "ceil_mode": False,
@@ -144,6 +154,7 @@ unary("max_pool2d_indices",
 # size does not divide the input's.
 unary("adaptive_max_pool2d_indices",
       "F.adaptive_max_pool2d({0}, {size}, return_indices=True)[{pick}]", category="pool",
-      attrs=("size", "pick"), meta=True, exact=True, selects=Selects(in_planes, pick=1),
+      attrs=("size", "pick"), meta=True, exact=True,
+      selects=Selects(in_planes, pick=1, picks=WINDOW_MAX),
       tags=("pool",), choices={"size": (1, 3, 5, (2, 7), (None, 3)), "pick": PICK},
       example=((_x(2, 3, 7, 9),), {"size": (3, 4), "pick": 1}))

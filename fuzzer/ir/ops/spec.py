@@ -44,11 +44,15 @@ class Selects:
     ``pick``: which element of the op's tuple holds the indices (attr ``pick``); None when the op
     returns them alone. ``ordered_by``: the attr that, when true, defines the order of equal
     values (a stable sort): there a different index among equal values is wrong too.
+    ``first``: torch documents the first index among equal values (argmax, ``max(x, dim)``);
+    ``picks``: what a right index selects, in a title's words (``the minimum``).
     """
 
     select: Callable[[torch.Tensor, torch.Tensor, dict], tuple[torch.Tensor, torch.Tensor]]
     pick: int | None = None
     ordered_by: str | None = None
+    first: bool = False
+    picks: str = "the value float64's index selects"
 
 
 @dataclass(frozen=True)

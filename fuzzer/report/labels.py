@@ -1,0 +1,78 @@
+"""Which layer of the compiler a cause is in, as a triager decides it, and the labels they would
+put on its issue: the one rule a draft's backend isolation and labels come from.
+
+A triager of a ``torch.compile`` report runs it under ``backend="eager"`` (Dynamo's graph as it
+is), ``backend="aot_eager"`` (AOTAutograd too, no Inductor) and Inductor: the first backend
+that shows the divergence names the layer. Triage (``triage.attribute``) runs the first two as
+knobs, fresh and k times each; a deployment's stages (``export``, AOTInductor's package) name
+their own layer. Every draft gets ``oncall: pt2`` and ``topic: fuzzer`` (numfuzz found it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuzzer.corpus.case import Case
+from fuzzer.triage.attribute import EAGER_BACKEND, STAGE_NAMES, Attribution
+
+AOT_EAGER = "backend=aot_eager"
+ALWAYS = ("oncall: pt2", "topic: fuzzer")
+# A deployment's stage where it first appears (``attribute.STAGE_NAMES``' keys) → its label.
+STAGE_LABELS = {"export-raw": "oncall: export", "export": "oncall: export",
+                "export-inductor": "module: inductor", "aoti": "module: aotinductor"}
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What each backend did to the divergence (a knob's outcome, '' where not run) and the
+    layer that the first one showing it names."""
+
+    eager: str
+    aot_eager: str
+    layer: str  # dynamo, aotautograd, inductor, a deployment's stage, or '' (not told apart)
+
+    def labels(self) -> list[str]:
+        label = {"dynamo": "module: dynamo", "aotautograd": "module: pt2-dispatcher",
+                 "inductor": "module: inductor"}.get(self.layer) or STAGE_LABELS.get(self.layer)
+        return [*([label] if label else []), *ALWAYS]
+
+
+def isolate(case: Case, attribution: Attribution | None) -> Isolation:
+    """The layer a cause is in, from its attribution: a deployment's first stage showing it,
+    else the first backend that persists (eager; aot_eager where eager was run and did not
+    show it), else Inductor where aot_eager made it vanish; '' where nothing tells (an older
+    attribution has no eager run: aot_eager persisting there is Dynamo's or AOTAutograd's)."""
+    outcomes = {k.knob: k.outcome for k in attribution.knobs} if attribution else {}
+    eager, aot_eager = outcomes.get(EAGER_BACKEND, ""), outcomes.get(AOT_EAGER, "")
+    stage = attribution.stage() if attribution is not None else ""
+    named = next((key for key, name in STAGE_NAMES.items() if name == stage), "")
+    if named:
+        return Isolation(eager, aot_eager, named)
+    if eager == "persists":
+        layer = "dynamo"
+    elif aot_eager == "persists" and eager == "vanishes":
+        layer = "aotautograd"
+    elif aot_eager == "vanishes":
+        layer = "inductor"
+    else:
+        layer = ""
+    return Isolation(eager, aot_eager, layer)
+
+
+def isolation_text(case: Case, attribution: Attribution | None) -> str:
+    """The draft's backend isolation, in a line, and the labels."""
+    found = isolate(case, attribution)
+    said = {"persists": "shows it", "vanishes": "does not show it", "changes":
+            "shows another divergence", "unstable": "shows it in some runs",
+            "error": "could not run it", "n/a": "does not apply here", "": "not run"}
+    where = {"dynamo": "Dynamo (it shows with `backend=\"eager\"`)",
+             "aotautograd": "AOTAutograd (it shows with `aot_eager`, not with `eager`)",
+             "inductor": "Inductor (it shows with Inductor alone)",
+             "export-raw": "torch.export's tracing", "export": "torch.export's decompositions",
+             "export-inductor": "Inductor on the exported graph",
+             "aoti": "AOTInductor's package"}.get(found.layer, "not told apart")
+    return (f"**Backend isolation** (fresh compiles, majority of k runs): `backend=\"eager\"` "
+            f"{said.get(found.eager, found.eager)}, `backend=\"aot_eager\"` "
+            f"{said.get(found.aot_eager, found.aot_eager)}, Inductor shows it: the layer is "
+            f"{where}. Labels a triager would give: "
+            + ", ".join(f"`{label}`" for label in found.labels()) + ".")
