@@ -238,3 +238,23 @@ def test_an_older_attribution_without_an_eager_run_names_no_layer_it_cannot_tell
     text = labels.isolation_text(case, older)
     assert "`backend=\"eager\"` not run" in text and "not told apart" in text
     assert "pt2-dispatcher" not in text
+
+
+@pytest.mark.parametrize("path,name,tag", [("export", "torch.export", "[export]"),
+                                           ("aoti", "AOTInductor", "[aotinductor]")])
+def test_a_deployments_draft_names_what_ran_it_not_torch_compile(tmp_path, path: str, name: str,
+                                                                  tag: str) -> None:
+    """The export aliasing draft of a real night said "under torch.compile" and "Inductor shows
+    it" of a program only torch.export ran."""
+    from dataclasses import replace
+
+    from fuzzer.execute.recipe import Recipe
+    from fuzzer.execute.surface import Surface
+
+    case = cases()["aliasing"]
+    case.recipe = Recipe(surface=Surface(path=path, name=path))
+    text = drafted(path, case, tmp_path)
+    title = text.splitlines()[0].split(":")[0]  # the reason after it is the verdict's own
+    assert tag in title and f"under {name}" in title and "torch.compile" not in title, title
+    assert f"`{name}` (" in text and f"the case's own path ({path}) shows it" in text
+    assert replace(case, recipe=Recipe()).recipe.surface.path == "compile"

@@ -176,7 +176,8 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
         lines += [f"compiled_model = torch.compile({', '.join(['model', *backend])})",
                   *_first_call_elsewhere(case, names, kinds)]
     if verdict is not None and verdict.kind in RAISED:
-        return "\n".join([*lines, *_raised(verdict, compiled, args)]) + "\n"
+        training = case.recipe.surface.training  # forward and backward, as the run that raised
+        return "\n".join([*lines, *_raised(verdict, compiled, args, training=training)]) + "\n"
     if verdict is not None and verdict.kind == Kind.ALIASING:
         return "\n".join([*lines, *_aliasing_lines(compiled, args, names)]) + "\n"
     position = verdict.output if verdict is not None and verdict.output is not None else 0
@@ -341,10 +342,11 @@ def _training_helper(written: list[int]) -> list[str]:
     return ["def outputs(fn, *xs):  # the outputs, the inputs it writes, the gradients",
             "    xs = [x.detach().clone().requires_grad_(x.is_floating_point()"
             f"{keep}) for i, x in enumerate(xs)]",
+            "    wrt = [x for x in xs if x.requires_grad]  # before the call, as numfuzz's",
             "    outs = list(fn(*xs))",
-            "    total = sum(o.sum() for o in outs if o.requires_grad)",
-            "    wrt = [x for x in xs if x.requires_grad]",
-            "    grads = torch.autograd.grad(total, wrt, allow_unused=True)",
+            "    reached = [o for o in outs if o.requires_grad]",
+            "    grads = torch.autograd.grad(reached, wrt, [torch.ones_like(o) for o in reached], "
+            "allow_unused=True) if reached and wrt else [None] * len(wrt)",
             f"    return [o.detach() for o in outs]{state} + "
             "[torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt)]", ""]
 
@@ -377,19 +379,27 @@ def _aliasing_lines(compiled: str, args: str, names: list[str]) -> list[str]:
             f"print('compiled:', shared({compiled}, {args}))"]
 
 
-def _raised(verdict: Verdict, compiled: str, args: str, model: str = "model") -> list[str]:
+def _raised(verdict: Verdict, compiled: str, args: str, model: str = "model",
+            training: bool = False) -> list[str]:
     """The call that fails. A memory-unsafe kernel usually returns and corrupts the heap:
     freeing its output is where glibc notices, so the snippet frees it and says when it did
-    not (``shows_divergence`` reads that line)."""
+    not (``shows_divergence`` reads that line). A training case runs forward and backward
+    (``_training_helper``'s ``outputs``): the backward is often where it raised."""
+    if training:
+        model, compiled, args = f"outputs({model}, {args})", f"outputs({compiled}, {args})", ""
+        call = "{}"
+    else:
+        call = "{}({})"
     first = (verdict.message.splitlines() or [""])[0][:80]
     if verdict.kind == Kind.MEMORY:
         noticed = memory_class(verdict.message)
-        return [f"{model}({args})  # eager runs",
-                f"out = {compiled}({args})  # the compiled kernel: {noticed} ({first})",
+        return [f"{call.format(model, args)}  # eager runs",
+                f"out = {call.format(compiled, args)}  # the compiled kernel: {noticed} "
+                f"({first})",
                 "del out  # freeing its output is where glibc notices the corruption",
                 f"print({NO_ABORT!r})"]
     what = "hangs" if verdict.kind == Kind.TIMEOUT else f"raises {first}"
-    return [f"{model}({args})  # eager runs", f"{compiled}({args})  # {what}"]
+    return [f"{call.format(model, args)}  # eager runs", f"{call.format(compiled, args)}  # {what}"]
 
 
 NO_ABORT = "no abort: the corruption went unnoticed in this run"

@@ -64,44 +64,46 @@ TITLE_EXPRESSION = 60  # characters of a nested expression in a title; longer: t
 
 def title_for(case: Case) -> str:
     """The title in upstream's style and the bug's own words: ``[inductor][cpu] <expression> of
-    <input> gives <compiled> under torch.compile (eager <eager>)``, from the case's data."""
+    <input> gives <compiled> under torch.compile (eager <eager>)``, from the case's data; a
+    deployment names its own (``under torch.export``, ``under AOTInductor``)."""
     v = case.verdict
     tag = f"[{_backend_tag(case)}][{case.device.split(':')[0]}]"
+    compiler = compiler_name(case)
     if v is None:
-        return f"{tag} torch.compile diverges from eager"
+        return f"{tag} {compiler} diverges from eager"
     what = diverging_expression(case)
     on = surface_phrase(case)
     if v.kind == Kind.MEMORY:
         if memory_class(v.message) == HEAP:
-            return (f"{tag} heap corruption: torch.compile of {what}{on} writes past the end "
+            return (f"{tag} heap corruption: {compiler} of {what}{on} writes past the end "
                     f"of a buffer ({_glibc_words(v.message)})")
-        return f"{tag} invalid memory access in torch.compile of {what}{on} " \
+        return f"{tag} invalid memory access in {compiler} of {what}{on} " \
                f"({_glibc_words(v.message)})"
     if v.kind == Kind.CRASH:
-        return f"{tag} torch.compile of {what}{on} raises {_first_line(v.message)[:80]}"
+        return f"{tag} {compiler} of {what}{on} raises {_first_line(v.message)[:80]}"
     if v.kind == Kind.TIMEOUT:
-        return f"{tag} torch.compile of {what}{on} hangs where eager returns"
+        return f"{tag} {compiler} of {what}{on} hangs where eager returns"
     out = v.diverging
     details = out.details if out is not None else Details()
     if details.gradient_of is not None:  # --training: the gradient of the outputs' sum
         what = f"the gradient of {what}"
     if out is None or out.kind == Kind.META:
         reason = details.reason or v.message or "differs from eager"
-        return f"{tag} {what} under torch.compile: {reason}"
+        return f"{tag} {what} under {compiler}: {reason}"
     elements = details.elements
     if not elements and out.kind == Kind.ACCURACY:
-        return (f"{tag} {what} is less accurate under torch.compile{on} than eager (RMSE vs "
+        return (f"{tag} {what} is less accurate under {compiler}{on} than eager (RMSE vs "
                 f"float64 {short(details.rmse_compiled)}, eager {short(details.rmse_eager)})")
     if not elements:  # aliasing, a broken promise, a signed zero: what the verdict says
         reason = details.reason or v.message or f"{out.kind} divergence"
-        return f"{tag} {what} under torch.compile{on}: {_first_line(reason)[:100]}"
+        return f"{tag} {what} under {compiler}{on}: {_first_line(reason)[:100]}"
     faulted = next((e for e in elements if e.fault), None)
     if faulted is not None:  # an index output: what is wrong with compiled's index
-        return f"{tag} {what} under torch.compile{on} {index_words(faulted)}"
+        return f"{tag} {what} under {compiler}{on} {index_words(faulted)}"
     first = elements[0]
     value = input_text(case, first.index)
     of = f" of {value}" if value is not None else ""
-    return (f"{tag} {what}{of} gives {short(first.compiled)} under torch.compile{on} "
+    return (f"{tag} {what}{of} gives {short(first.compiled)} under {compiler}{on} "
             f"(eager {short(first.eager)})")
 
 
@@ -147,8 +149,21 @@ def _glibc_words(message: str) -> str:
     return message.removeprefix("worker killed by ").split(":")[0][:60]
 
 
+# What runs a deployment's program (``execute.surface``'s paths), as a title names it.
+COMPILERS = {"export-raw": "torch.export", "export": "torch.export",
+             "export-inductor": "torch.compile of the exported program",
+             "aoti": "AOTInductor"}
+TAGS = {"export-raw": "export", "export": "export", "aoti": "aotinductor"}
+
+
+def compiler_name(case: Case) -> str:
+    """``torch.compile``, or what runs a deployment's program: a title must not say
+    torch.compile of a program only torch.export ran."""
+    return COMPILERS.get(case.recipe.surface.path, "torch.compile")
+
+
 def _backend_tag(case: Case) -> str:
-    return case.recipe.backend.rpartition(":")[2]
+    return TAGS.get(case.recipe.surface.path) or case.recipe.backend.rpartition(":")[2]
 
 
 def _first_line(text: str) -> str:
@@ -231,7 +246,7 @@ def sentence(case: Case) -> str:
     v = case.verdict
     if v is None:
         return "No verdict recorded."
-    how = f"`torch.compile` ({case.recipe.label()}, {case.device})"
+    how = f"`{compiler_name(case)}` ({case.recipe.label()}, {case.device})"
     if v.kind == Kind.MEMORY:
         wrong = "writes past the end of a buffer: the heap is corrupted, and glibc aborts the " \
             "process" if memory_class(v.message) == HEAP else \
@@ -419,8 +434,8 @@ def _why(kind: str, details: Details, dtype: str, case: Case) -> list[str]:
         f"with compiled on {given(agrees.compiled, '?')}, with neither on "
         f"{given(agrees.neither, '?')}.")
     if not _float_fed(case):
-        return [f"**Why this is a bug:** a discrete ({dtype}) output computed without floats "
-                "differs: integer arithmetic has no rounding, so eager's value is the only right "
+        return [f"**Why this is a bug:** a discrete ({dtype}) output that no rounding reaches "
+                "differs: every op on the way to it is exact, so eager's value is the only right "
                 "one and compiled's is wrong." + sides]
     lines = [f"**Why this is a bug:** a discrete ({dtype}) output flips: a value this output is "
              "computed from lands on the other side of a discontinuity (ceil/round/sign/compare/"

@@ -71,8 +71,10 @@ def isolation_text(case: Case, attribution: Attribution | None) -> str:
              "export-raw": "torch.export's tracing", "export": "torch.export's decompositions",
              "export-inductor": "Inductor on the exported graph",
              "aoti": "AOTInductor's package"}.get(found.layer, "not told apart")
+    path = case.recipe.surface.path
+    own = "Inductor" if path == "compile" else f"the case's own path ({path})"
     return (f"**Backend isolation** (fresh compiles, majority of k runs): `backend=\"eager\"` "
             f"{said.get(found.eager, found.eager)}, `backend=\"aot_eager\"` "
-            f"{said.get(found.aot_eager, found.aot_eager)}, Inductor shows it: the layer is "
+            f"{said.get(found.aot_eager, found.aot_eager)}, {own} shows it: the layer is "
             f"{where}. Labels a triager would give: "
             + ", ".join(f"`{label}`" for label in found.labels()) + ".")
