@@ -71,8 +71,9 @@ def isolation_text(case: Case, attribution: Attribution | None) -> str:
              "export-raw": "torch.export's tracing", "export": "torch.export's decompositions",
              "export-inductor": "Inductor on the exported graph",
              "aoti": "AOTInductor's package"}.get(found.layer, "not told apart")
-    path = case.recipe.surface.path
-    own = "Inductor" if path == "compile" else f"the case's own path ({path})"
+    path, backend = case.recipe.surface.path, case.recipe.backend
+    own = f"the case's own path ({path})" if path != "compile" else \
+        "Inductor" if backend == "inductor" else f"its own backend ({backend})"
     return (f"**Backend isolation** (fresh compiles, majority of k runs): `backend=\"eager\"` "
             f"{said.get(found.eager, found.eager)}, `backend=\"aot_eager\"` "
             f"{said.get(found.aot_eager, found.aot_eager)}, {own} shows it: the layer is "
