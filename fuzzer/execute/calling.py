@@ -30,9 +30,11 @@ class Module(torch.nn.Module):
     views into one flat buffer per group, packed in input order (weights loaded into one
     allocation), each holding its given values."""
 
-    def __init__(self, fn, kinds, state):
+    def __init__(self, fn, kinds, state, written=()):
         super().__init__()
         self.fn, self.kinds = fn, list(kinds)
+        # the buffers a call may change: the only ones a package needs handed in again
+        self.written_names = {f"s{i}" for i in written if self.kinds[i] != "x"}
         values = dict(zip([i for i, k in enumerate(self.kinds) if k != "x"], state))
         for i, value in packed(self.kinds, values).items():
             values[i] = value
@@ -82,9 +84,7 @@ def module_program(fn, kinds, written=(), compile=None):
         with torch.no_grad():
             if not built:
                 built["module"] = Module(fn, kinds, [fresh(t) for t, kind in zip(inputs, kinds)
-                                                     if kind != "x"])
-                # the buffers a call may change: the only ones a package needs handed in again
-                built["module"].written_names = {f"s{i}" for i in written if kinds[i] != "x"}
+                                                     if kind != "x"], written)
                 built["target"] = compile(built["module"]) if compile else built["module"]
             module = built["module"]
             for i, kind in enumerate(kinds):
