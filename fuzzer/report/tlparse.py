@@ -9,6 +9,7 @@ render it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -32,12 +33,11 @@ def trace_environment(folder: Path) -> dict[str, str]:
 def render(trace: Path, out: Path, timeout: float = TIMEOUT) -> Path | None:
     """``out/index.html`` from the trace folder ``trace``; None where there is no tlparse, no
     trace, or it failed (the draft then names the raw trace)."""
-    command = tool()
-    logs = sorted(trace.glob("*.log"), key=lambda p: p.stat().st_mtime) if trace.is_dir() else []
-    if command is None or not logs:
+    command, log = tool(), newest_log(trace)
+    if command is None or log is None:
         return None
-    try:  # the newest log: the plain run's own process
-        done = subprocess.run([command, str(logs[-1]), "-o", str(out), "--overwrite",
+    try:
+        done = subprocess.run([command, str(log), "-o", str(out), "--overwrite",
                                "--no-browser"],
                               capture_output=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):
@@ -46,18 +46,22 @@ def render(trace: Path, out: Path, timeout: float = TIMEOUT) -> Path | None:
     return index if done.returncode == 0 and index.exists() else None
 
 
+def newest_log(trace: Path) -> Path | None:
+    """The trace's newest log: the plain run's own process (None: no trace)."""
+    logs = sorted(trace.glob("*.log"), key=lambda p: p.stat().st_mtime) if trace.is_dir() else []
+    return logs[-1] if logs else None
+
+
 def paragraph(trace: Path | None, report: Path | None, draft: Path) -> str:
     """What a draft says of the trace, with paths relative to it."""
     if trace is None:
         return ""
-    import os
-
     raw = os.path.relpath(trace, draft.parent)
     if report is not None:
         return (f"A tlparse report of the plain reproducer's compile is "
                 f"`{os.path.relpath(report, draft.parent)}` (from torch's structured trace in "
                 f"`{raw}/`, `TORCH_TRACE`).")
-    logs = sorted(trace.glob("*.log"), key=lambda p: p.stat().st_mtime)
-    newest = f"{raw}/{logs[-1].name}" if logs else f"{raw}/<its .log file>"
+    log = newest_log(trace)
+    newest = f"{raw}/{log.name}" if log is not None else f"{raw}/<its .log file>"
     return (f"torch's structured trace of the plain reproducer is in `{raw}/` (`TORCH_TRACE`); "
             f"`pip install tlparse && tlparse {newest}` renders it.")
