@@ -5,6 +5,7 @@ claim in ``CLAIMS`` may appear only in the drafts of the kinds it is true for.""
 
 from __future__ import annotations
 
+import os
 import random
 import re
 from pathlib import Path
@@ -204,11 +205,12 @@ def test_a_snippet_printing_other_values_than_the_table_is_said_plainly(tmp_path
 
 
 def test_a_plain_run_under_torch_trace_becomes_a_tlparse_report(tmp_path) -> None:
-    """What a draft's tlparse paragraph names exists: a script run with the trace environment
-    (``report.tlparse``) leaves a trace that tlparse renders; without a trace none is claimed."""
-    import subprocess
-    import sys
-
+    """What a draft's tlparse paragraph names exists: a script run as a draft's plain run is
+    (``run_snippet``: forked from the zygote, which set torch's logs up without a trace) with the
+    trace environment (``report.tlparse``) leaves a trace that tlparse renders, and the next
+    run without it leaves none there; without a trace none is claimed."""
+    from fuzzer.execute import zygote
+    from fuzzer.nightly.drafts import run_snippet
     from fuzzer.report import tlparse
 
     if tlparse.tool() is None:
@@ -217,9 +219,11 @@ def test_a_plain_run_under_torch_trace_becomes_a_tlparse_report(tmp_path) -> Non
     script.write_text("import torch\nf = torch.compile(lambda x: x.sin() + 1, backend='eager')\n"
                       "print(f(torch.ones(3)))\n")
     trace = tmp_path / "trace"
-    env = {**__import__("os").environ, **tlparse.trace_environment(trace)}
-    subprocess.run([sys.executable, str(script)], env=env, check=True, capture_output=True,
-                   timeout=300)
+    assert zygote.forkable({**os.environ, **tlparse.trace_environment(trace)})
+    code, printed = run_snippet(script, timeout=300, extra_env=tlparse.trace_environment(trace))
+    assert code == 0 and "tensor" in printed, printed
+    logs = sorted(trace.glob("*.log"))
+    assert run_snippet(script, timeout=300)[0] == 0 and sorted(trace.glob("*.log")) == logs
     report = tlparse.render(trace, tmp_path / "report")
     assert report is not None and report.name == "index.html", list(trace.iterdir())
     said = tlparse.paragraph(trace, report, tmp_path / "draft.md")

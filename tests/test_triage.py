@@ -18,6 +18,9 @@ from fuzzer.execute.workers import LocalRunner
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph, op_chain
 from fuzzer.triage.attribute import (
+    AOT_EAGER,
+    EAGER_BACKEND,
+    EAGER_NOT_RUN,
     Attribution,
     Knob,
     KnobResult,
@@ -68,6 +71,19 @@ def test_backend_planted_divergence_attributed_to_no_knob(pool):
     other = attribute(tf.planted_case("tests.triage_fakes:plant_unless_emulate",
                                       pool.get("cpu")), pool, PLANTED_KNOBS)
     assert signature(case, attribution) != signature(case, other)
+
+
+def test_the_eager_backend_runs_only_where_aot_eager_shows_the_divergence(pool):
+    case = tf.planted_case("tests.triage_fakes:plant_unless_emulate", pool.get("cpu"))
+    eager = knob_named(EAGER_BACKEND)
+    told = attribute(case, pool, [knob_named(AOT_EAGER), eager])
+    assert outcomes(told) == {AOT_EAGER: "vanishes", EAGER_BACKEND: "n/a"}
+    assert told.knobs[1].verdict.startswith(EAGER_NOT_RUN)
+    # a stand-in for aot_eager that keeps the planted backend: it persists, so eager runs
+    keeps = Knob(AOT_EAGER, {"pattern_matcher": False})
+    ran = attribute(case, pool, [keeps, eager])
+    assert outcomes(ran) == {AOT_EAGER: "persists", EAGER_BACKEND: "vanishes"}
+    assert [k.knob for k in ran.knobs] == [AOT_EAGER, EAGER_BACKEND]  # in the order asked
 
 
 def test_environment_knob_gets_its_own_worker(pool):

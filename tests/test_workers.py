@@ -197,33 +197,65 @@ def test_a_forked_child_is_run_as_a_fresh_interpreter_runs_it(tmp_path: Path) ->
         zygote.run([sleeper.name], cwd=tmp_path, timeout=5)
 
 
-@pytest.mark.parametrize("variable, value, forked", [
-    ("NUMFUZZ_ANYTHING", "1", True),  # read by numfuzz when it needs it
-    ("PYTHONPATH", "/elsewhere", True),  # put on sys.path by the child
-    ("TORCHINDUCTOR_CACHE_DIR", "/tmp/x", True),  # read by Inductor at its first compile
+@pytest.mark.parametrize("variable, value", [
+    ("NUMFUZZ_ANYTHING", "1"),  # read by numfuzz when it needs it
+    ("PYTHONPATH", "/elsewhere"),  # put on sys.path by the child
+    ("TORCHINDUCTOR_CACHE_DIR", "/tmp/x"),  # read by Inductor at its first compile
     # read when breakpoint() is called; ray.init sets it in the driver, which made every later
     # worker of a Ray test's pytest process start afresh
-    ("PYTHONBREAKPOINT", "ray.util.rpdb._driver_set_trace", True),
-    ("TORCHINDUCTOR_FREEZING", "1", False),  # read when Inductor's config is imported
-    ("ATEN_CPU_CAPABILITY", "default", False),  # read when torch loads its kernels
-    ("OMP_NUM_THREADS", "7", False),
+    ("PYTHONBREAKPOINT", "ray.util.rpdb._driver_set_trace"),
+    ("TORCH_TRACE", "/tmp/numfuzz-trace"),  # torch's logs are set up again in the child
+    ("TORCHINDUCTOR_FREEZING", "1"),  # read when Inductor's config is imported: its own server
 ])
-def test_only_what_no_import_reads_may_differ_in_a_forked_worker(variable: str, value: str,
-                                                                 forked: bool) -> None:
+def test_a_worker_is_forked_whatever_its_environment_while_servers_are_few(variable: str,
+                                                                           value: str) -> None:
     from fuzzer.execute import zygote
     from fuzzer.execute.workers import Forked, Worker
 
-    env = {**os.environ, variable: value}
-    assert zygote.forkable(env) == forked
+    assert zygote.forkable({**os.environ, variable: value})
     worker = Worker("cpu", warmup=False, env={variable: value})
     try:
         worker.wait_ready(120)
-        assert isinstance(worker.proc, Forked) == forked
+        assert isinstance(worker.proc, Forked)
         reply = worker.run(b"", 60)  # an empty task: a harness error, answered
         assert reply
     finally:
         worker.close()
     assert worker.proc.poll() is not None
+
+
+SEES = ("import os, torch, torch._inductor.config as c\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print(c.freezing, torch.backends.cpu.get_cpu_capability(), "
+        "'libc_malloc_debug' in maps)\n")
+
+
+def test_a_forked_child_sees_what_its_environment_gave_a_fresh_interpreter(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """What is read when torch is imported or the interpreter starts (an Inductor knob, ATen's
+    CPU capability, glibc's malloc checking) is the child's own, as in a fresh interpreter: it
+    is forked from a server started with that environment. Past ``MAX_SERVERS`` a new
+    environment gets a fresh interpreter."""
+    import subprocess
+    import sys
+
+    from fuzzer.execute import memcheck, zygote
+
+    script = tmp_path / "sees.py"
+    script.write_text(SEES)
+    checked = memcheck.environment() if memcheck.library() else {}
+    for extra in ({}, {"TORCHINDUCTOR_FREEZING": "1", "ATEN_CPU_CAPABILITY": "default",
+                       **checked}):
+        env = {**os.environ, **extra}
+        assert zygote.forkable(env)
+        forked = zygote.run([script.name], cwd=tmp_path, timeout=120, env=env)
+        fresh = subprocess.run([sys.executable, script.name], cwd=tmp_path, env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert forked.returncode == fresh.returncode == 0, forked.stderr + fresh.stderr
+        assert forked.stdout.split() == fresh.stdout.split(), (extra, forked.stdout)
+    assert fresh.stdout.split() == ["True", "DEFAULT", str(bool(checked))]  # they were read
+    monkeypatch.setattr(zygote, "MAX_SERVERS", len(zygote._servers))
+    assert not zygote.forkable({**os.environ, "OMP_NUM_THREADS": "7"})
 
 
 def test_a_dead_workers_message_is_its_last_line_that_is_not_torch_or_python_chatter(

@@ -9,12 +9,16 @@ compile has happened, no config was changed. It runs the same code (a script as 
 ``-m module``, ``-c code``, or a function), in its own session so that a timeout kills what it
 started, with its own environment, folder and ``sys.argv``.
 
-What it cannot give is an environment variable read when torch is imported
-(``TORCHINDUCTOR_*`` knobs, ``ATEN_CPU_CAPABILITY``, ``OMP_NUM_THREADS``…): the server read its
-own. So a child is forked only where every such variable (``IMPORT_TIME``) is the server's, and
-a script that sets one itself is never forked (``sets_environment``); everything else, and
-another interpreter, runs as a plain subprocess, exactly as before. The server is Python's own
-``multiprocessing`` forkserver, started on first use and gone with the process that started it.
+What one server cannot give is another value of an environment variable read when torch is
+imported or the interpreter starts (``TORCHINDUCTOR_*`` knobs, ``ATEN_CPU_CAPABILITY``,
+``OMP_NUM_THREADS``, glibc's malloc checking through ``LD_PRELOAD`` and ``GLIBC_TUNABLES``…):
+the server read its own. So there is a server per such environment (``IMPORT_TIME``: a night's
+workers run under malloc checking, its environment knob's worker under another capability), up
+to ``MAX_SERVERS``, each started with that environment, and a child is forked from the one whose
+environment is its own. A script that sets such a variable itself is never forked
+(``sets_environment``); it, another interpreter, and environments past ``MAX_SERVERS`` run as a
+plain subprocess, exactly as before. A server is Python's own ``multiprocessing`` forkserver,
+started on first use and gone with the process that started it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -39,35 +44,74 @@ IMPORT_TIME = ("TORCH", "PYTORCH", "ATEN_", "TRITON", "CUDA", "NVIDIA", "OMP_", 
                "MKL", "LD_", "GLIBC_", "PYTHON")
 # ... except these, which a child applies before anything reads them: the module search path
 # (put on ``sys.path``), output buffering, Inductor's and Triton's cache folders (read when a
-# compile first needs them, ``cache_dir()``) and the breakpoint hook (read by each
-# ``breakpoint()``; ``ray.init`` sets it in its driver).
+# compile first needs them, ``cache_dir()``), the breakpoint hook (read by each
+# ``breakpoint()``; ``ray.init`` sets it in its driver) and torch's structured trace folder
+# (read when torch sets its logs up: the child sets them up again, ``_trace_where_asked``; a
+# draft's plain run writes one for tlparse).
 APPLIED_IN_CHILD = ("PYTHONPATH", "PYTHONUNBUFFERED", "TORCHINDUCTOR_CACHE_DIR",
-                    "TRITON_CACHE_DIR", "PYTHONBREAKPOINT")
+                    "TRITON_CACHE_DIR", "PYTHONBREAKPOINT", "TORCH_TRACE")
 OFF = "NUMFUZZ_NO_ZYGOTE"  # set (to anything) for plain subprocesses everywhere
+TRACE = "TORCH_TRACE"
 _SETS_ENV = re.compile(r"environ\s*\[[^\]]+\]\s*=|environ\.(update|setdefault|pop)\(|putenv\(")
 
-_context: Any = None
-_server_env: dict[str, str] | None = None  # the environment the server started with
+MAX_SERVERS = 3  # servers at once, one per import-time environment (each holds torch: ~350 MB)
+Key = tuple[tuple[str, str], ...]
 
 
-def _server() -> Any:
-    global _context, _server_env
-    if _context is None:
-        _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(list(PRELOAD))
-        _server_env = dict(os.environ)  # it starts now, at the first child, with this one
-    return _context
+class _Server:
+    """One forkserver, started with ``env`` (what it imports torch under) on first use."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        from multiprocessing import forkserver
+
+        self.env = dict(env)
+        self.forkserver = forkserver.ForkServer()
+        self.forkserver.set_forkserver_preload(list(PRELOAD))
+        self._started: list[subprocess.Popen[bytes]] = []  # held: never reaped behind its back
+
+    def spawn(self, path: Any, args: Sequence[Any], passfds: Sequence[int]) -> int:
+        """``multiprocessing.util.spawnv_passfds`` under this server's environment."""
+        proc = subprocess.Popen([os.fsdecode(a) if isinstance(a, bytes) else str(a)
+                                 for a in args], executable=path, pass_fds=tuple(passfds),
+                                env=self.env, close_fds=True)
+        self._started.append(proc)
+        return proc.pid
+
+
+_servers: dict[Key, _Server] = {}
+_servers_lock = threading.Lock()
+
+
+def _key(env: Mapping[str, str]) -> Key:
+    """What a server must share with a child: the variables read at import or start."""
+    return tuple(sorted((k, v) for k, v in env.items()
+                        if k.startswith(IMPORT_TIME) and k not in APPLIED_IN_CHILD))
 
 
 def forkable(env: dict[str, str] | None, python: str | None = None) -> bool:
-    """May a child with environment ``env`` (None: this process's) be forked from the server?
-    Only for this interpreter, and only where every import-time variable is the server's."""
+    """May a child with environment ``env`` (None: this process's) be forked from a server?
+    Only for this interpreter, from a server started with the same import-time variables (one
+    is started for it while fewer than ``MAX_SERVERS`` run), and where its structured trace
+    folder can be applied (``_can_trace_again``)."""
     if OFF in os.environ or not hasattr(os, "fork") or python not in (None, sys.executable):
         return False
-    server: Mapping[str, str] = os.environ if _server_env is None else _server_env
     child: Mapping[str, str] = os.environ if env is None else env
-    keys = {k for k in {*child, *server} if k.startswith(IMPORT_TIME)} - set(APPLIED_IN_CHILD)
-    return all(child.get(k) == server.get(k) for k in keys)
+    server = _servers.get(_key(child))
+    if server is None and len(_servers) >= MAX_SERVERS:
+        return False
+    started_with = child if server is None else server.env
+    return child.get(TRACE) == started_with.get(TRACE) or _can_trace_again()
+
+
+def _can_trace_again() -> bool:
+    """Does this torch set its logs up in a function a child can call again (with the handler
+    that writes the trace kept in a global it can clear)? Detected, never assumed by version."""
+    try:
+        from torch._logging import _internal
+    except ImportError:
+        return False
+    return callable(getattr(_internal, "_init_logs", None)) and \
+        hasattr(_internal, "LOG_TRACE_HANDLER")
 
 
 def sets_environment(script: str) -> bool:
@@ -112,10 +156,15 @@ def start(target: Callable[..., Any], args: tuple = (), cwd: str | os.PathLike |
     it exits with ``target``'s exit status (``SystemExit``), 1 with the traceback on stderr
     where it raised, as an interpreter would."""
     env = dict(os.environ if env is None else env)  # the server's may be older than ours
-    child = _server().Process(target=_child, args=(target, args, os.fspath(cwd or os.getcwd()),
-                                                   env, stdout, stderr), daemon=False)
-    with _main_hidden():
-        child.start()
+    child = multiprocessing.get_context("forkserver").Process(
+        target=_child, args=(target, args, os.fspath(cwd or os.getcwd()), env, stdout, stderr),
+        daemon=False)
+    with _servers_lock:
+        server = _servers.get(_key(env))
+        if server is None:  # started by its first child, with that child's environment
+            server = _servers[_key(env)] = _Server(env)
+        with _main_hidden(), _through(server):
+            child.start()
     _running[:] = [c for c in _running if c.exitcode is None]
     _running.append(child)
     return child
@@ -132,6 +181,23 @@ def _kill_the_living() -> None:
     for child in _running:
         if child.exitcode is None:
             kill(child)
+
+
+@contextlib.contextmanager
+def _through(server: _Server) -> Any:
+    """``multiprocessing``'s forkserver start method asks one module-level server for each
+    child; for the length of one start that is ``server``, and a server started meanwhile gets
+    ``server.env``. (Its resource tracker is started first, under this process's environment.)"""
+    from multiprocessing import forkserver, resource_tracker, util
+
+    resource_tracker.ensure_running()
+    saved = forkserver.connect_to_new_process, util.spawnv_passfds
+    forkserver.connect_to_new_process = server.forkserver.connect_to_new_process
+    util.spawnv_passfds = server.spawn
+    try:
+        yield
+    finally:
+        forkserver.connect_to_new_process, util.spawnv_passfds = saved
 
 
 @contextlib.contextmanager
@@ -187,8 +253,11 @@ def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str
             opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(opened, fd)
             os.close(opened)
+    traced = os.environ.get(TRACE)  # the server's, read when it imported torch
     os.environ.clear()
     os.environ.update(env)
+    if os.environ.get(TRACE) != traced:
+        _trace_where_asked()
     os.chdir(cwd)
     # As a fresh interpreter builds it: a first entry of its own (``_as_main`` sets the script's
     # folder there), then PYTHONPATH, then the rest. The first entry is a new slot, so that the
@@ -212,6 +281,16 @@ def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(code)
+
+
+def _trace_where_asked() -> None:
+    """Set torch's logs up again from this child's environment, as its import did from the
+    server's: the structured trace handler (``TORCH_TRACE``) is made once, so it is dropped
+    first. ``forkable`` forks such a child only where this torch has both (``_can_trace_again``)."""
+    from torch._logging import _internal
+
+    _internal.LOG_TRACE_HANDLER = None
+    _internal._init_logs()
 
 
 def _as_main(argv: list[str]) -> None:

@@ -32,11 +32,11 @@ from fuzzer.execute.pool import Runners, run_within
 from fuzzer.judge.key import DivergenceKey, same_divergence
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.triage import value
-from fuzzer.triage.attribute import KNOBS, SURFACE, flip, knob_named
+from fuzzer.triage.attribute import AOT_EAGER, KNOBS, SURFACE, flip, knob_named
 
 # Where no knob made the representative vanish: whether it survives without Inductor tells a
 # cause inside Inductor from one before it.
-WITHOUT_INDUCTOR = "backend=aot_eager"
+WITHOUT_INDUCTOR = AOT_EAGER
 _NUMBERS = re.compile(r"0x[0-9a-f]+|\d+(\.\d+)?", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzzer.corpus.case import Case
-from fuzzer.triage.attribute import EAGER_BACKEND, STAGE_NAMES, Attribution
+from fuzzer.triage.attribute import AOT_EAGER, EAGER_BACKEND, STAGE_NAMES, Attribution
 
-AOT_EAGER = "backend=aot_eager"
 ALWAYS = ("oncall: pt2", "topic: fuzzer")
 # A deployment's stage where it first appears (``attribute.STAGE_NAMES``' keys) → its label.
 STAGE_LABELS = {"export-raw": "oncall: export", "export": "oncall: export",
@@ -74,8 +73,11 @@ def isolation_text(case: Case, attribution: Attribution | None) -> str:
     path, backend = case.recipe.surface.path, case.recipe.backend
     own = f"the case's own path ({path})" if path != "compile" else \
         "Inductor" if backend == "inductor" else f"its own backend ({backend})"
+    eager = said.get(found.eager, found.eager)
+    if found.eager == "n/a" and found.aot_eager not in ("n/a", ""):  # ``attribute._eager_after``
+        eager = "was not run (it tells a layer apart only where `aot_eager` shows it)"
     return (f"**Backend isolation** (fresh compiles, majority of k runs): `backend=\"eager\"` "
-            f"{said.get(found.eager, found.eager)}, `backend=\"aot_eager\"` "
+            f"{eager}, `backend=\"aot_eager\"` "
             f"{said.get(found.aot_eager, found.aot_eager)}, {own} shows it: the layer is "
             f"{where}. Labels a triager would give: "
             + ", ".join(f"`{label}`" for label in found.labels()) + ".")

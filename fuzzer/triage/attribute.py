@@ -60,6 +60,10 @@ from fuzzer.judge.verdict import Verdict
 
 OUTCOMES = ("vanishes", "persists", "changes", "error", "unstable", "n/a")
 EAGER_BACKEND = "backend=eager"
+AOT_EAGER = "backend=aot_eager"
+# ``backend=eager`` runs only where ``backend=aot_eager`` shows the divergence: elsewhere the
+# layer is already told (Inductor's where aot_eager makes it vanish), and a run costs a compile.
+EAGER_NOT_RUN = "not run: only where backend=aot_eager shows it"
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ KNOBS: tuple[Knob, ...] = (
          devices=("cuda",), why="fp16/bf16 GEMMs reduce in float32"),
     Knob("eager_sdpa=math", flags={"eager_sdpa": "MATH"},
          why="eager's attention on the math backend: is compiled worse than plain math too?"),
-    Knob("backend=aot_eager", backend="aot_eager", why="no Inductor at all"),
+    Knob(AOT_EAGER, backend="aot_eager", why="no Inductor at all"),
     # With aot_eager, the backend isolation a triager asks for (``report.labels``): Dynamo's
     # graph run as it is, so what persists here is Dynamo's, not AOTAutograd's or Inductor's.
     Knob(EAGER_BACKEND, backend="eager", why="Dynamo alone: no AOTAutograd, no Inductor"),
@@ -366,6 +370,8 @@ def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
     timeout = scaled_timeout(clock.now() - began)  # a knob run past it has hung
     attribution = Attribution(same_divergence(case.verdict, base), base.summary())
     if attribution.reproduces:
+        order = {knob.name: rank for rank, knob in enumerate((*knobs, *surface_knobs(case)))}
+
         def job(knob: Knob) -> Callable[[Runners], KnobResult]:
             def run(runners: Runners) -> KnobResult:
                 check_time()
@@ -374,11 +380,28 @@ def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
                 return result
             return run
 
-        jobs = [job(knob) for knob in (*knobs, *surface_knobs(case))]
-        attribution.knobs = spread.spread(jobs, pool, urgent) if spread is not None \
-            else run_here(jobs, pool)
+        def run_all(chosen: Sequence[Knob]) -> list[KnobResult]:
+            jobs = [job(knob) for knob in chosen]
+            return spread.spread(jobs, pool, urgent) if spread is not None \
+                else run_here(jobs, pool)
+
+        eager = [knob for knob in knobs if knob.name == EAGER_BACKEND]
+        results = run_all([knob for knob in (*knobs, *surface_knobs(case)) if knob not in eager])
+        results += _eager_after(results, eager, run_all)
+        attribution.knobs = sorted(results, key=lambda r: order.get(r.knob, len(order)))
     attribution.seconds = round(clock.now() - start, 1)
     return attribution
+
+
+def _eager_after(results: list[KnobResult], eager: list[Knob],
+                 run_all: Callable[[Sequence[Knob]], list[KnobResult]]) -> list[KnobResult]:
+    """``backend=eager`` (where asked for), run after the other knobs and only where
+    ``backend=aot_eager`` showed the divergence (or was not asked for): what Dynamo alone does
+    tells a layer apart only there, and each run is a compile."""
+    aot_eager = next((r for r in results if r.knob == AOT_EAGER), None)
+    if not eager or aot_eager is None or aot_eager.outcome == "persists":
+        return run_all(eager) if eager else []
+    return [KnobResult(EAGER_BACKEND, "n/a", f"{EAGER_NOT_RUN} (it {aot_eager.outcome})")]
 
 
 # ------------------------------------------------------------------ the bisector
