@@ -1,7 +1,7 @@
 """bench/gpu_smoke.sh cannot rot: its CPU dry run, with tiny budgets and a planted fake backend,
-runs every step (environment, the cuda tests, campaigns with two worker counts, a seed model file
-replayed and minimized, the first finding triaged and minimized) and leaves the summary and one
-archive, all the device tool fetches."""
+runs every step (environment, the cuda tests, a campaign per worker count named, one here, a
+seed model file replayed and minimized, the first finding triaged and minimized) and leaves the
+summary and one archive, all the device tool fetches."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_gpu_smoke_dry_run_on_the_cpu(tmp_path: Path) -> None:
     out, fetch = tmp_path / "smoke", tmp_path / "fetch"
     command = ["bash", str(REPO / "bench" / "gpu_smoke.sh"), str(out), "--device", "cpu",
-               "--campaign", "3", "--workers", "1 2", "--minimize", "30s",
+               "--campaign", "3", "--workers", "1", "--minimize", "30s",
                "--seeds", "fma_exp_cancel", "--backend", "tests.fakes:uint8_plus_one",
                "--deadline", "240", "--fetch", str(fetch), "--surface", "default"]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=400,
@@ -33,9 +33,11 @@ def test_gpu_smoke_dry_run_on_the_cpu(tmp_path: Path) -> None:
     assert steps["environment"] == steps["cuda_tests"] == "0", steps
     assert summary["env"]["torch"] == torch.__version__
     assert summary["env"]["flags"]["cudnn_tf32"] is not None
-    for workers in ("1", "2"):
-        run = summary["campaigns"][workers]
-        assert run["cases"] >= 1 and run["cases_per_min"] > 0 and run["harness_errors"] == 0, run
+    # one worker count (its seed, 1, finds in 3 cases): the loop runs each alike; a GPU run
+    # names several
+    assert list(summary["campaigns"]) == ["1"]
+    run = summary["campaigns"]["1"]
+    assert run["cases"] >= 1 and run["cases_per_min"] > 0 and run["harness_errors"] == 0, run
     seed = summary["seeds"]["fma_exp_cancel"]
     assert seed["replay"]["verdict"]["kind"] and "captured_verdict" in seed["replay"]
     triaged = summary["first_finding"]["triage"]["attribution"]

@@ -197,6 +197,18 @@ def test_a_forked_child_is_run_as_a_fresh_interpreter_runs_it(tmp_path: Path) ->
         zygote.run([sleeper.name], cwd=tmp_path, timeout=5)
 
 
+@pytest.fixture
+def own_servers(monkeypatch: pytest.MonkeyPatch):
+    """Room for two more zygote servers, whatever this process's earlier tests started; the
+    test's own are stopped after it (each holds torch)."""
+    from fuzzer.execute import zygote
+
+    before = set(zygote._servers)
+    monkeypatch.setattr(zygote, "MAX_SERVERS", len(before) + 2)
+    yield
+    zygote.stop_servers(keep=before)
+
+
 @pytest.mark.parametrize("variable, value", [
     ("NUMFUZZ_ANYTHING", "1"),  # read by numfuzz when it needs it
     ("PYTHONPATH", "/elsewhere"),  # put on sys.path by the child
@@ -207,8 +219,8 @@ def test_a_forked_child_is_run_as_a_fresh_interpreter_runs_it(tmp_path: Path) ->
     ("TORCH_TRACE", "/tmp/numfuzz-trace"),  # torch's logs are set up again in the child
     ("TORCHINDUCTOR_FREEZING", "1"),  # read when Inductor's config is imported: its own server
 ])
-def test_a_worker_is_forked_whatever_its_environment_while_servers_are_few(variable: str,
-                                                                           value: str) -> None:
+def test_a_worker_is_forked_whatever_its_environment_while_servers_are_few(
+        own_servers: None, variable: str, value: str) -> None:
     from fuzzer.execute import zygote
     from fuzzer.execute.workers import Forked, Worker
 
@@ -231,7 +243,7 @@ SEES = ("import os, torch, torch._inductor.config as c\n"
 
 
 def test_a_forked_child_sees_what_its_environment_gave_a_fresh_interpreter(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        own_servers: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """What is read when torch is imported or the interpreter starts (an Inductor knob, ATen's
     CPU capability, glibc's malloc checking) is the child's own, as in a fresh interpreter: it
     is forked from a server started with that environment. Past ``MAX_SERVERS`` a new

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
@@ -86,6 +86,14 @@ def _key(env: Mapping[str, str]) -> Key:
     """What a server must share with a child: the variables read at import or start."""
     return tuple(sorted((k, v) for k, v in env.items()
                         if k.startswith(IMPORT_TIME) and k not in APPLIED_IN_CHILD))
+
+
+def stop_servers(keep: Collection[Key] = ()) -> None:
+    """Stop every server but those of ``keep`` (their memory back), waiting for each to exit:
+    a server ends once its last child has, so call this after theirs have ended."""
+    with _servers_lock:
+        for key in [k for k in _servers if k not in keep]:
+            _servers.pop(key).forkserver._stop()
 
 
 def forkable(env: dict[str, str] | None, python: str | None = None) -> bool:
