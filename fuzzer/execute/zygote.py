@@ -93,7 +93,8 @@ def stop_servers(keep: Collection[Key] = ()) -> None:
     a server ends once its last child has, so call this after theirs have ended."""
     with _servers_lock:
         for key in [k for k in _servers if k not in keep]:
-            _servers.pop(key).forkserver._stop()
+            stop: Any = getattr(_servers.pop(key).forkserver, "_stop")  # noqa: B009
+            stop()  # multiprocessing's own (private) way to stop a server, since Python 3.8
 
 
 def forkable(env: dict[str, str] | None, python: str | None = None) -> bool:
