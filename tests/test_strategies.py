@@ -335,7 +335,7 @@ def test_every_new_op_renders_runs_eager_compiles_and_saves(fake_runner: LocalRu
     """Every op renders to code that eager runs, Dynamo and AOTAutograd trace (``aot_eager``),
     the judge judges and a case file keeps. Not Inductor: what Inductor makes of an op is what
     campaigns test (a compiler crash there is a finding), and its C++ compiles of these ten
-    graphs cost CI 100 to 190 s with a cold cache (bench/results/38)."""
+    graphs cost 100 to 190 s with a cold cache, as CI has it (bench/RESULTS.md §38)."""
     from fuzzer.execute.recipe import Recipe
 
     covered = set()
