@@ -67,14 +67,14 @@ class _Server:
         self.env = dict(env)
         self.forkserver = forkserver.ForkServer()
         self.forkserver.set_forkserver_preload(list(PRELOAD))
-        self._started: list[subprocess.Popen[bytes]] = []  # held: never reaped behind its back
+        self.started: list[subprocess.Popen[bytes]] = []  # held: never reaped behind its back
 
     def spawn(self, path: Any, args: Sequence[Any], passfds: Sequence[int]) -> int:
         """``multiprocessing.util.spawnv_passfds`` under this server's environment."""
         proc = subprocess.Popen([os.fsdecode(a) if isinstance(a, bytes) else str(a)
                                  for a in args], executable=path, pass_fds=tuple(passfds),
                                 env=self.env, close_fds=True)
-        self._started.append(proc)
+        self.started.append(proc)
         return proc.pid
 
 
@@ -93,8 +93,12 @@ def stop_servers(keep: Collection[Key] = ()) -> None:
     a server ends once its last child has, so call this after theirs have ended."""
     with _servers_lock:
         for key in [k for k in _servers if k not in keep]:
-            stop: Any = getattr(_servers.pop(key).forkserver, "_stop")  # noqa: B009
-            stop()  # multiprocessing's own (private) way to stop a server, since Python 3.8
+            server = _servers.pop(key)
+            stop: Any = getattr(server.forkserver, "_stop")  # noqa: B009
+            stop()  # multiprocessing's own (private) way to stop a server: it reaps it too
+            for proc in server.started:  # reaped by the stop: nothing left for Popen to wait on
+                if proc.returncode is None:
+                    proc.returncode = 0
 
 
 def forkable(env: dict[str, str] | None, python: str | None = None) -> bool:
@@ -174,8 +178,8 @@ def start(target: Callable[..., Any], args: tuple = (), cwd: str | os.PathLike |
             server = _servers[_key(env)] = _Server(env)
         with _main_hidden(), _through(server):
             child.start()
-    _running[:] = [c for c in _running if c.exitcode is None]
-    _running.append(child)
+        _running[:] = [c for c in _running if c.exitcode is None]
+        _running.append(child)
     return child
 
 

@@ -74,8 +74,8 @@ def isolation_text(case: Case, attribution: Attribution | None) -> str:
     own = f"the case's own path ({path})" if path != "compile" else \
         "Inductor" if backend == "inductor" else f"its own backend ({backend})"
     eager = said.get(found.eager, found.eager)
-    if found.eager == "n/a" and found.aot_eager not in ("n/a", ""):  # ``attribute._eager_after``
-        eager = "was not run (it tells a layer apart only where `aot_eager` shows it)"
+    if found.eager == "n/a" and found.aot_eager == "vanishes":  # ``attribute._eager_after``
+        eager = "was not run (`aot_eager` does not show it: the layer is told without it)"
     return (f"**Backend isolation** (fresh compiles, majority of k runs): `backend=\"eager\"` "
             f"{eager}, `backend=\"aot_eager\"` "
             f"{said.get(found.aot_eager, found.aot_eager)}, {own} shows it: the layer is "

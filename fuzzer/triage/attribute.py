@@ -61,9 +61,9 @@ from fuzzer.judge.verdict import Verdict
 OUTCOMES = ("vanishes", "persists", "changes", "error", "unstable", "n/a")
 EAGER_BACKEND = "backend=eager"
 AOT_EAGER = "backend=aot_eager"
-# ``backend=eager`` runs only where ``backend=aot_eager`` shows the divergence: elsewhere the
-# layer is already told (Inductor's where aot_eager makes it vanish), and a run costs a compile.
-EAGER_NOT_RUN = "not run: only where backend=aot_eager shows it"
+# ``backend=eager`` is not run where ``backend=aot_eager`` makes the divergence vanish: the layer
+# is already told there (Inductor's), and a run costs a compile.
+EAGER_NOT_RUN = "not run: backend=aot_eager makes it vanish, so Inductor's"
 
 
 @dataclass(frozen=True)
@@ -395,13 +395,14 @@ def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
 
 def _eager_after(results: list[KnobResult], eager: list[Knob],
                  run_all: Callable[[Sequence[Knob]], list[KnobResult]]) -> list[KnobResult]:
-    """``backend=eager`` (where asked for), run after the other knobs and only where
-    ``backend=aot_eager`` showed the divergence (or was not asked for): what Dynamo alone does
-    tells a layer apart only there, and each run is a compile."""
+    """``backend=eager`` (where asked for), run after the other knobs unless
+    ``backend=aot_eager`` made the divergence vanish: the layer is Inductor's there, and each
+    run is a compile. (Where aot_eager persists, changes it or could not tell, what Dynamo
+    alone does still tells a layer apart.)"""
     aot_eager = next((r for r in results if r.knob == AOT_EAGER), None)
-    if not eager or aot_eager is None or aot_eager.outcome == "persists":
-        return run_all(eager) if eager else []
-    return [KnobResult(EAGER_BACKEND, "n/a", f"{EAGER_NOT_RUN} (it {aot_eager.outcome})")]
+    if aot_eager is not None and aot_eager.outcome == "vanishes" and eager:
+        return [KnobResult(EAGER_BACKEND, "n/a", EAGER_NOT_RUN)]
+    return run_all(eager) if eager else []
 
 
 # ------------------------------------------------------------------ the bisector
