@@ -48,10 +48,10 @@ IMPORT_TIME = ("TORCH", "PYTORCH", "ATEN_", "TRITON", "CUDA", "NVIDIA", "OMP_", 
 # ``breakpoint()``; ``ray.init`` sets it in its driver) and torch's structured trace folder
 # (read when torch sets its logs up: the child sets them up again, ``_trace_where_asked``; a
 # draft's plain run writes one for tlparse).
+TRACE = "TORCH_TRACE"  # torch's structured trace folder (``report.tlparse`` sets it)
 APPLIED_IN_CHILD = ("PYTHONPATH", "PYTHONUNBUFFERED", "TORCHINDUCTOR_CACHE_DIR",
-                    "TRITON_CACHE_DIR", "PYTHONBREAKPOINT", "TORCH_TRACE")
+                    "TRITON_CACHE_DIR", "PYTHONBREAKPOINT", TRACE)
 OFF = "NUMFUZZ_NO_ZYGOTE"  # set (to anything) for plain subprocesses everywhere
-TRACE = "TORCH_TRACE"
 _SETS_ENV = re.compile(r"environ\s*\[[^\]]+\]\s*=|environ\.(update|setdefault|pop)\(|putenv\(")
 
 MAX_SERVERS = 3  # servers at once, one per import-time environment (each holds torch: ~350 MB)
@@ -172,10 +172,11 @@ def start(target: Callable[..., Any], args: tuple = (), cwd: str | os.PathLike |
     child = multiprocessing.get_context("forkserver").Process(
         target=_child, args=(target, args, os.fspath(cwd or os.getcwd()), env, stdout, stderr),
         daemon=False)
+    key = _key(env)
     with _servers_lock:
-        server = _servers.get(_key(env))
+        server = _servers.get(key)
         if server is None:  # started by its first child, with that child's environment
-            server = _servers[_key(env)] = _Server(env)
+            server = _servers[key] = _Server(env)
         with _main_hidden(), _through(server):
             child.start()
         _running[:] = [c for c in _running if c.exitcode is None]

@@ -15,7 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-TRACE_ENV = "TORCH_TRACE"
+from fuzzer.execute import zygote
+
+TRACE_ENV = zygote.TRACE  # one name for it: the zygote applies it in a forked child
 TIMEOUT = 120.0  # seconds for tlparse on one small trace
 
 
