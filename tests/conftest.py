@@ -14,7 +14,7 @@ import pytest
 from fuzzer import clock
 from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.ledger import campaigns_in
-from fuzzer.execute import workers, zygote
+from fuzzer.execute import memcheck, workers, zygote
 from fuzzer.execute.recipe import Recipe, trust_backend
 from fuzzer.execute.surface import Surface
 from fuzzer.execute.workers import LocalRunner
@@ -125,7 +125,14 @@ def python(*argv: str | Path, timeout: float = 600, cwd: Path | None = None,
     suite's fake backends: forked from numfuzz's zygote (``fuzzer.execute.zygote``: torch
     already imported, 6 to 9 s of each start saved) where nothing read at import differs."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **(env or {})}
-    return zygote.run([str(a) for a in argv], timeout=timeout, cwd=cwd, env=env)
+    argv = tuple(str(a) for a in argv)
+    numfuzz = argv[:2] == ("-m", "fuzzer") or (argv and Path(argv[0]).name == "numfuzz")
+    if numfuzz and memcheck.library() is not None:
+        # A numfuzz command runs its CPU workers under malloc checking: a server for that
+        # environment here, once per test process, is one its workers fork from (handed to
+        # it, ``zygote._Handed``) instead of one it would start afresh in every test.
+        zygote.prepare({**env, **memcheck.environment(env)})
+    return zygote.run(argv, timeout=timeout, cwd=cwd, env=env)
 
 
 def run_repro(path: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -177,7 +177,7 @@ def test_night_killed_after_recording_resumes_without_double_counting(fake_runne
     assert victim.returncode == -signal.SIGKILL, seen
     with Store.in_reports(reports) as store:
         assert [f.hits for f in store.findings()] == [1]
-    resumed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    resumed = python(*cmd[1:], timeout=600)  # forked: the same command, torch imported
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "resuming night" in resumed.stdout
     with Store.in_reports(reports) as store:
@@ -386,7 +386,7 @@ def test_night_killed_while_fuzzing_resumes_the_whole_night(tmp_path):
     assert night["stage"] == "fuzz" and 2 <= night["cases"] < 24, night["cases"]
     night_id = f"{night['date']}#{night['run']}"
 
-    resumed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    resumed = python(*cmd[1:], timeout=600)  # forked: the same command, torch imported
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-2000:]
     assert f"resuming night {night_id} at stage fuzz" in resumed.stdout
     corpus = reports / "corpus"

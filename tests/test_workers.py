@@ -273,6 +273,41 @@ def test_a_forked_child_sees_what_its_environment_gave_a_fresh_interpreter(
     assert not zygote.forkable({**os.environ, "OMP_NUM_THREADS": "7"})
 
 
+# A command run as a child: it starts children of its own, plain and under malloc checking.
+STARTS_CHILDREN = ("import os\n"
+                   "from fuzzer.execute import memcheck, zygote\n"
+                   "handed = len(zygote._servers)\n"
+                   "for extra in ({}, memcheck.environment() if memcheck.library() else {}):\n"
+                   "    out = zygote.run(['sees.py'], timeout=120, env={**os.environ, **extra})\n"
+                   "    print(out.returncode, *out.stdout.split(), out.stderr[-300:])\n"
+                   "print(handed, sum(len(s.started) for s in zygote._servers.values()))\n")
+
+
+def test_a_forked_childs_children_fork_from_the_servers_it_was_handed(
+        own_servers: None, tmp_path: Path) -> None:
+    """A command run as a child (a CLI run in a test, a night's) starts its own children from
+    its parent's servers, as their siblings: the one it was forked from and one prepared for
+    another environment (malloc checking), not servers of its own that import torch again
+    (6 to 9 s each). Each grandchild sees its environment as a fresh interpreter would."""
+    from fuzzer.execute import memcheck, zygote
+
+    (tmp_path / "sees.py").write_text(SEES)
+    (tmp_path / "child.py").write_text(STARTS_CHILDREN)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    checked = memcheck.environment(env) if memcheck.library() else {}
+    if checked:
+        zygote.prepare({**env, **checked})
+    done = zygote.run(["child.py"], cwd=tmp_path, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    *grandchildren, last = done.stdout.splitlines()
+    handed, started = map(int, last.split())
+    assert started == 0 and handed == 1 + bool(checked), done.stdout  # no server of its own
+    for line, under in zip(grandchildren, (False, bool(checked))):
+        # exit 0, forked (torch imported already), and malloc checking exactly where asked
+        assert line.split()[:3] == ["0", "True", "False"], line
+        assert line.split()[4] == str(under), line
+
+
 def test_a_dead_workers_message_is_its_last_line_that_is_not_torch_or_python_chatter(
         tmp_path: Path) -> None:
     """A night's SIGSEGV was summarized by torch's 'No CUDA runtime is found' warning, the last

@@ -18,7 +18,11 @@ to ``MAX_SERVERS``, each started with that environment, and a child is forked fr
 environment is its own. A script that sets such a variable itself is never forked
 (``sets_environment``); it, another interpreter, and environments past ``MAX_SERVERS`` run as a
 plain subprocess, exactly as before. A server is Python's own ``multiprocessing`` forkserver,
-started on first use and gone with the process that started it.
+started on first use (or ahead of it, ``prepare``) and gone with the process that started it.
+
+A child is handed its parent's running servers (``_Handed``): its own children (a CLI run's
+workers, a night's) fork from them as its siblings, instead of from servers it would start
+afresh, importing torch again in each command a test or a night runs as a child.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Collection, Mapping, Sequence
+from multiprocessing import forkserver, resource_tracker
 from typing import Any
 
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
@@ -58,14 +63,53 @@ MAX_SERVERS = 3  # servers at once, one per import-time environment (each holds 
 Key = tuple[tuple[str, str], ...]
 
 
+class _Adopted(forkserver.ForkServer):
+    """The server a child was forked from, as that child asks it for children of its own:
+    running already (its parent started it and stops it), so never started here."""
+
+    def __init__(self, address: Any, alive_fd: int) -> None:
+        super().__init__()
+        self._forkserver_address, self._forkserver_alive_fd = address, alive_fd
+
+    def ensure_running(self) -> None:
+        resource_tracker.ensure_running()
+
+
+class _Handed:
+    """A running server as a child receives it: its environment, address and a copy of the
+    descriptor that keeps it alive (passed as ``multiprocessing`` passes descriptors)."""
+
+    def __init__(self, env: Mapping[str, str], address: Any, alive_fd: int) -> None:
+        self.env, self.address, self.alive_fd = dict(env), address, alive_fd
+
+    def __reduce__(self) -> tuple:
+        from multiprocessing import reduction
+
+        return _Handed._received, (self.env, self.address, reduction.DupFd(self.alive_fd))
+
+    @staticmethod
+    def _received(env: dict[str, str], address: Any, alive: Any) -> _Handed:
+        return _Handed(env, address, alive.detach())
+
+    @staticmethod
+    def running() -> list[_Handed]:
+        """This process's servers that run (started, or handed to it)."""
+        found = []
+        for server in _servers.values():
+            address = getattr(server.forkserver, "_forkserver_address", None)
+            alive_fd = getattr(server.forkserver, "_forkserver_alive_fd", None)
+            if address is not None and alive_fd is not None:
+                found.append(_Handed(server.env, address, alive_fd))
+        return found
+
+
 class _Server:
-    """One forkserver, started with ``env`` (what it imports torch under) on first use."""
+    """One forkserver, started with ``env`` (what it imports torch under) on first use, or
+    ``adopted``: the one this process was forked from."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
-        from multiprocessing import forkserver
-
+    def __init__(self, env: Mapping[str, str], adopted: _Adopted | None = None) -> None:
         self.env = dict(env)
-        self.forkserver = forkserver.ForkServer()
+        self.forkserver = adopted or forkserver.ForkServer()
         self.forkserver.set_forkserver_preload(list(PRELOAD))
         self.started: list[subprocess.Popen[bytes]] = []  # held: never reaped behind its back
 
@@ -169,19 +213,32 @@ def start(target: Callable[..., Any], args: tuple = (), cwd: str | os.PathLike |
     it exits with ``target``'s exit status (``SystemExit``), 1 with the traceback on stderr
     where it raised, as an interpreter would."""
     env = dict(os.environ if env is None else env)  # the server's may be older than ours
-    child = multiprocessing.get_context("forkserver").Process(
-        target=_child, args=(target, args, os.fspath(cwd or os.getcwd()), env, stdout, stderr),
-        daemon=False)
     key = _key(env)
     with _servers_lock:
         server = _servers.get(key)
         if server is None:  # started by its first child, with that child's environment
             server = _servers[key] = _Server(env)
+        child = multiprocessing.get_context("forkserver").Process(
+            target=_child, args=(target, args, os.fspath(cwd or os.getcwd()), env, stdout,
+                                 stderr, _Handed.running()), daemon=False)
         with _main_hidden(), _through(server):
             child.start()
         _running[:] = [c for c in _running if c.exitcode is None]
         _running.append(child)
     return child
+
+
+def prepare(env: Mapping[str, str]) -> None:
+    """Start the server for ``env`` now, before its first child: one that this process's
+    children will fork their own children from (``_Handed``), as a test session does for the
+    environment its commands run their workers under."""
+    key = _key(env)
+    with _servers_lock:
+        if key in _servers or len(_servers) >= MAX_SERVERS:
+            return
+        server = _servers[key] = _Server(env)
+        with _through(server):
+            server.forkserver.ensure_running()
 
 
 _running: list[Any] = []
@@ -202,7 +259,7 @@ def _through(server: _Server) -> Any:
     """``multiprocessing``'s forkserver start method asks one module-level server for each
     child; for the length of one start that is ``server``, and a server started meanwhile gets
     ``server.env``. (Its resource tracker is started first, under this process's environment.)"""
-    from multiprocessing import forkserver, resource_tracker, util
+    from multiprocessing import util
 
     resource_tracker.ensure_running()
     saved = forkserver.connect_to_new_process, util.spawnv_passfds
@@ -260,7 +317,7 @@ def _plain(args: list[str], timeout: float | None, cwd: Any, env: dict[str, str]
 
 
 def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str],
-           stdout: str | None, stderr: str | None) -> None:
+           stdout: str | None, stderr: str | None, handed: Sequence[_Handed] = ()) -> None:
     os.setsid()  # a session of its own: a timeout kills what it started too
     for fd, path in ((1, stdout), (2, stderr)):
         if path is not None:
@@ -270,6 +327,7 @@ def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str
     traced = os.environ.get(TRACE)  # the server's, read when it imported torch
     os.environ.clear()
     os.environ.update(env)
+    _adopt(handed, env, traced)
     if os.environ.get(TRACE) != traced:
         _trace_where_asked()
     os.chdir(cwd)
@@ -295,6 +353,24 @@ def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(code)
+
+
+def _adopt(handed: Sequence[_Handed], env: Mapping[str, str], traced: str | None) -> None:
+    """This child's own children fork from its parent's servers (as its siblings), instead of
+    from servers it would start afresh: a command run as a child (a CLI run, a night) starts
+    its workers without importing torch again (6 to 9 s per server). First the server it was
+    forked from, whose ``TORCH_TRACE`` is ``traced`` (read at its import); then the others its
+    parent ran. They stay its parent's: each ends once its last child has."""
+    inherited: Any = getattr(forkserver, "_forkserver")  # noqa: B009 -- set by the server
+    address = getattr(inherited, "_forkserver_address", None)
+    alive_fd = getattr(inherited, "_forkserver_alive_fd", None)
+    if address is not None and alive_fd is not None:
+        own = {k: v for k, v in env.items() if k != TRACE}
+        own.update({TRACE: traced} if traced is not None else {})
+        _servers[_key(env)] = _Server(own, _Adopted(address, alive_fd))
+    for server in handed:
+        _servers.setdefault(_key(server.env),
+                            _Server(server.env, _Adopted(server.address, server.alive_fd)))
 
 
 def _trace_where_asked() -> None:
