@@ -18,11 +18,13 @@ to ``MAX_SERVERS``, each started with that environment, and a child is forked fr
 environment is its own. A script that sets such a variable itself is never forked
 (``sets_environment``); it, another interpreter, and environments past ``MAX_SERVERS`` run as a
 plain subprocess, exactly as before. A server is Python's own ``multiprocessing`` forkserver,
-started on first use (or ahead of it, ``prepare``) and gone with the process that started it.
+started on first use (or ahead of it, ``prepare``); it ends once the process that started it
+and every command it was handed to have ended.
 
-A child is handed its parent's running servers (``_Handed``): its own children (a CLI run's
-workers, a night's) fork from them as its siblings, instead of from servers it would start
-afresh, importing torch again in each command a test or a night runs as a child.
+A command run as a child (``run``: a CLI run in a test, a night's step) is handed its parent's
+running servers (``_Handed``): its own children (its workers) fork from them, as its siblings,
+instead of from servers it would start afresh, importing torch again in every such command.
+Workers, which start no children, are handed none.
 """
 
 from __future__ import annotations
@@ -64,15 +66,22 @@ Key = tuple[tuple[str, str], ...]
 
 
 class _Adopted(forkserver.ForkServer):
-    """The server a child was forked from, as that child asks it for children of its own:
-    running already (its parent started it and stops it), so never started here."""
+    """A server this process did not start (its parent's: the one it was forked from, or one
+    handed to it) as it asks it for children of its own: running already, so never started
+    here, and stopped here only as far as this process keeps it alive."""
 
     def __init__(self, address: Any, alive_fd: int) -> None:
         super().__init__()
-        self._forkserver_address, self._forkserver_alive_fd = address, alive_fd
+        self._forkserver_address = address
+        self._forkserver_alive_fd: int | None = alive_fd
 
     def ensure_running(self) -> None:
         resource_tracker.ensure_running()
+
+    def _stop(self) -> None:
+        if self._forkserver_alive_fd is not None:  # no longer kept alive by this process
+            os.close(self._forkserver_alive_fd)
+            self._forkserver_alive_fd = None
 
 
 class _Handed:
@@ -83,8 +92,9 @@ class _Handed:
         self.env, self.address, self.alive_fd = dict(env), address, alive_fd
 
     def __reduce__(self) -> tuple:
-        from multiprocessing import reduction
+        from multiprocessing import context, reduction
 
+        context.assert_spawning(self)  # elsewhere the descriptor would be held by no one
         return _Handed._received, (self.env, self.address, reduction.DupFd(self.alive_fd))
 
     @staticmethod
@@ -93,7 +103,8 @@ class _Handed:
 
     @staticmethod
     def running() -> list[_Handed]:
-        """This process's servers that run (started, or handed to it)."""
+        """This process's servers that run (started, or handed to it); under
+        ``_servers_lock``, so that none is stopped before the child has its copy."""
         found = []
         for server in _servers.values():
             address = getattr(server.forkserver, "_forkserver_address", None)
@@ -134,7 +145,8 @@ def _key(env: Mapping[str, str]) -> Key:
 
 def stop_servers(keep: Collection[Key] = ()) -> None:
     """Stop every server but those of ``keep`` (their memory back), waiting for each to exit:
-    a server ends once its last child has, so call this after theirs have ended."""
+    a server ends once its last child, and every command it was handed to, has, so call this
+    after theirs have ended. One handed to this process is only let go."""
     with _servers_lock:
         for key in [k for k in _servers if k not in keep]:
             server = _servers.pop(key)
@@ -154,10 +166,15 @@ def forkable(env: dict[str, str] | None, python: str | None = None) -> bool:
         return False
     child: Mapping[str, str] = os.environ if env is None else env
     server = _servers.get(_key(child))
-    if server is None and len(_servers) >= MAX_SERVERS:
+    if server is None and _started_here() >= MAX_SERVERS:
         return False
     started_with = child if server is None else server.env
     return child.get(TRACE) == started_with.get(TRACE) or _can_trace_again()
+
+
+def _started_here() -> int:
+    """Servers this process started (those handed to it hold no memory of its own)."""
+    return sum(not isinstance(s.forkserver, _Adopted) for s in _servers.values())
 
 
 def _can_trace_again() -> bool:
@@ -218,9 +235,10 @@ def start(target: Callable[..., Any], args: tuple = (), cwd: str | os.PathLike |
         server = _servers.get(key)
         if server is None:  # started by its first child, with that child's environment
             server = _servers[key] = _Server(env)
+        handed = _Handed.running() if target is _as_main else None  # a command's children
         child = multiprocessing.get_context("forkserver").Process(
             target=_child, args=(target, args, os.fspath(cwd or os.getcwd()), env, stdout,
-                                 stderr, _Handed.running()), daemon=False)
+                                 stderr, handed), daemon=False)
         with _main_hidden(), _through(server):
             child.start()
         _running[:] = [c for c in _running if c.exitcode is None]
@@ -232,9 +250,11 @@ def prepare(env: Mapping[str, str]) -> None:
     """Start the server for ``env`` now, before its first child: one that this process's
     children will fork their own children from (``_Handed``), as a test session does for the
     environment its commands run their workers under."""
+    if not forkable(dict(env)):
+        return
     key = _key(env)
     with _servers_lock:
-        if key in _servers or len(_servers) >= MAX_SERVERS:
+        if key in _servers or _started_here() >= MAX_SERVERS:
             return
         server = _servers[key] = _Server(env)
         with _through(server):
@@ -317,8 +337,10 @@ def _plain(args: list[str], timeout: float | None, cwd: Any, env: dict[str, str]
 
 
 def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str],
-           stdout: str | None, stderr: str | None, handed: Sequence[_Handed] = ()) -> None:
-    os.setsid()  # a session of its own: a timeout kills what it started too
+           stdout: str | None, stderr: str | None,
+           handed: Sequence[_Handed] | None = None) -> None:
+    os.setsid()  # a session of its own: a timeout kills the subprocesses it started too
+    # (forked ones are sessions of their own; a worker ends when its task pipe closes)
     for fd, path in ((1, stdout), (2, stderr)):
         if path is not None:
             opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -327,7 +349,8 @@ def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str
     traced = os.environ.get(TRACE)  # the server's, read when it imported torch
     os.environ.clear()
     os.environ.update(env)
-    _adopt(handed, env, traced)
+    if handed is not None:
+        _adopt(handed, env, traced)
     if os.environ.get(TRACE) != traced:
         _trace_where_asked()
     os.chdir(cwd)
@@ -356,21 +379,23 @@ def _child(target: Callable[..., Any], args: tuple, cwd: str, env: dict[str, str
 
 
 def _adopt(handed: Sequence[_Handed], env: Mapping[str, str], traced: str | None) -> None:
-    """This child's own children fork from its parent's servers (as its siblings), instead of
-    from servers it would start afresh: a command run as a child (a CLI run, a night) starts
-    its workers without importing torch again (6 to 9 s per server). First the server it was
-    forked from, whose ``TORCH_TRACE`` is ``traced`` (read at its import); then the others its
-    parent ran. They stay its parent's: each ends once its last child has."""
+    """A command's own children fork from its parent's servers: first the one it was forked
+    from, whose ``TORCH_TRACE`` is ``traced`` (read when it imported torch), then the others
+    handed to it. (Unlocked: a child just forked runs one thread.)"""
     inherited: Any = getattr(forkserver, "_forkserver")  # noqa: B009 -- set by the server
     address = getattr(inherited, "_forkserver_address", None)
     alive_fd = getattr(inherited, "_forkserver_alive_fd", None)
     if address is not None and alive_fd is not None:
         own = {k: v for k, v in env.items() if k != TRACE}
-        own.update({TRACE: traced} if traced is not None else {})
+        if traced is not None:
+            own[TRACE] = traced
         _servers[_key(env)] = _Server(own, _Adopted(address, alive_fd))
     for server in handed:
-        _servers.setdefault(_key(server.env),
-                            _Server(server.env, _Adopted(server.address, server.alive_fd)))
+        if _key(server.env) in _servers:  # the one it was forked from: its copy is not needed
+            os.close(server.alive_fd)
+        else:
+            _servers[_key(server.env)] = _Server(server.env,
+                                                 _Adopted(server.address, server.alive_fd))
 
 
 def _trace_where_asked() -> None:
