@@ -149,8 +149,15 @@ def test_an_actor_past_its_deadline_is_killed_only_when_it_does_not_answer_a_pin
 
 
 def test_resume_continues_from_the_ledger(tmp_path: Path) -> None:
-    first, _ = fleet.run_fleet(settings(tmp_path, "eager", 3, workers=1))
-    again, report = fleet.run_fleet(settings(tmp_path, "eager", 5, workers=1, resume=True))
+    # one fleet for both runs (an actor start is ~9 CPU-seconds): what --resume reads is the
+    # ledger, on the driver's side
+    actors = fleet.start_fleet(settings(tmp_path, "eager", 3, workers=1))
+    try:
+        first, _ = fleet.run_fleet(settings(tmp_path, "eager", 3, workers=1), fleet=actors)
+        again, report = fleet.run_fleet(settings(tmp_path, "eager", 5, workers=1, resume=True),
+                                        fleet=actors)
+    finally:
+        actors.close()
     assert first.cases == 3 and again.cases == report.answered == 2
 
 
