@@ -116,7 +116,7 @@ class _Handed:
 
 class _Server:
     """One forkserver, started with ``env`` (what it imports torch under) on first use, or
-    ``adopted``: the one this process was forked from."""
+    ``adopted``: a parent's, running already (``_Adopted``)."""
 
     def __init__(self, env: Mapping[str, str], adopted: _Adopted | None = None) -> None:
         self.env = dict(env)
