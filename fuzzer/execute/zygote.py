@@ -105,13 +105,16 @@ class _Handed:
     def running() -> list[_Handed]:
         """This process's servers that run (started, or handed to it); under
         ``_servers_lock``, so that none is stopped before the child has its copy."""
-        found = []
-        for server in _servers.values():
-            address = getattr(server.forkserver, "_forkserver_address", None)
-            alive_fd = getattr(server.forkserver, "_forkserver_alive_fd", None)
-            if address is not None and alive_fd is not None:
-                found.append(_Handed(server.env, address, alive_fd))
-        return found
+        return [_Handed(server.env, *where) for server in _servers.values()
+                if (where := _running_at(server.forkserver)) is not None]
+
+
+def _running_at(server: forkserver.ForkServer) -> tuple[Any, int] | None:
+    """A running server's address and this process's descriptor that keeps it alive, or None
+    where this process holds none (not started, or let go)."""
+    address = getattr(server, "_forkserver_address", None)
+    alive_fd = getattr(server, "_forkserver_alive_fd", None)
+    return None if address is None or alive_fd is None else (address, alive_fd)
 
 
 class _Server:
@@ -382,14 +385,12 @@ def _adopt(handed: Sequence[_Handed], env: Mapping[str, str], traced: str | None
     """A command's own children fork from its parent's servers: first the one it was forked
     from, whose ``TORCH_TRACE`` is ``traced`` (read when it imported torch), then the others
     handed to it. (Unlocked: a child just forked runs one thread.)"""
-    inherited: Any = getattr(forkserver, "_forkserver")  # noqa: B009 -- set by the server
-    address = getattr(inherited, "_forkserver_address", None)
-    alive_fd = getattr(inherited, "_forkserver_alive_fd", None)
-    if address is not None and alive_fd is not None:
+    origin = _running_at(getattr(forkserver, "_forkserver"))  # noqa: B009 -- set by the server
+    if origin is not None:
         own = {k: v for k, v in env.items() if k != TRACE}
         if traced is not None:
             own[TRACE] = traced
-        _servers[_key(env)] = _Server(own, _Adopted(address, alive_fd))
+        _servers[_key(env)] = _Server(own, _Adopted(*origin))
     for server in handed:
         if _key(server.env) in _servers:  # the one it was forked from: its copy is not needed
             os.close(server.alive_fd)
