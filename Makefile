@@ -5,9 +5,8 @@
 # TORCH is the newest release, what users run and what a bug report must be checked on: a CUDA
 # build of about 5 GB from the registry (it runs on the CPU too). Machines that cap pip below it
 # (/etc/xdg/pip/constraints.txt) have the cap lifted for these two installs only, or pip would
-# take the capped release instead. CI keeps the small local CPU build for speed
-# (.ci/run: `make test TORCH=torch==2.13.0 VENV=.venv-ci`); bench/RESULTS.md records the suite
-# runs on 2.11, 2.13 and 2.15 (§19).
+# take the capped release instead. CI runs `make test` as written, on this torch (.ci/run);
+# bench/RESULTS.md §40 records the suite's runs on 2.15 and 2.13 and which tests skip on which.
 PYTHON ?= python3
 TORCH ?= torch==2.15.0
 VENV ?= .venv
@@ -22,7 +21,8 @@ ARGS ?=
 # from fresh clones two workers took 910 s and 927 s (the cores 91% busy) and three 870, 896
 # and 850 s (95%); in a warm venv two were faster (717 s against 809 s), but CI is a fresh clone
 # (§35). Four were slower than three (§34). A file's tests stay on one worker except the long
-# files' (tests/conftest.py). The 25 slowest tests are listed at the end.
+# files' (tests/conftest.py). The 25 slowest tests are listed at the end, and every skipped
+# test with its reason (-rs): a test that skips itself on this torch names the torch.
 JOBS ?= 3
 
 .PHONY: setup run test lint typecheck bench clean
@@ -48,7 +48,7 @@ run: setup
 	status=$$?; [ $$status -le 1 ] || exit $$status
 
 test: setup
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile --durations=25 tests
+	$(BIN)/python -m pytest -q -rs -n $(JOBS) --dist loadfile --durations=25 tests
 
 lint: setup
 	$(BIN)/ruff check fuzzer tests bench

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -111,6 +112,37 @@ def pytest_xdist_make_scheduler(config, log):
             return RAY_FILES[0] if scope in RAY_FILES else scope
 
     return RayFilesTogether(config, log)
+
+
+def skip_on_this_torch(why: str) -> NoReturn:
+    """Skip a test whose claim the installed torch makes moot (a bug fixed in it, a behaviour it
+    does not have), naming that torch: ``make test`` runs pytest with ``-rs``, so the suite's
+    summary lists each such skip with its torch (bench/RESULTS.md lists which tests run on which
+    torch)."""
+    import torch
+
+    pytest.skip(f"on torch {torch.__version__}: {why}")
+
+
+def assert_draft_reads_once(text: str) -> None:
+    """What a maintainer reads in a draft is there, and each part once: one plain reproducer
+    (a ``python`` block) and what it printed, one verdict table, the ablation, the environment
+    block and one filing command; and no sentence of prose or row of a table twice. (Not a line
+    count: the environment block's length is the installed packages', triton's line and all.)"""
+    from collections import Counter
+
+    assert text.count("```python\n") == 1, "one plain reproducer"
+    assert text.count("| index | eager | compiled | float64 |") == 1, "one verdict table"
+    assert text.count("#### Ablation") == 1 and text.count("### Versions") == 1
+    assert text.count("gh issue create ") == 1, "one filing line"
+    prose, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.strip() and not set(line) <= set("|-: "):
+            prose.append(line.strip())
+    repeated = [line for line, n in Counter(prose).items() if n > 1]
+    assert not repeated, f"said twice: {repeated}"
 
 
 def ledger_of(out: Path) -> dict:

@@ -21,7 +21,7 @@ from fuzzer.ir.graph import Graph
 from fuzzer.judge import oracle
 from fuzzer.user.capture import capture_file
 from fuzzer.user.verify import verify_capture
-from tests.conftest import minimized, python
+from tests.conftest import minimized, python, skip_on_this_torch
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO / "tests" / "models"
@@ -210,7 +210,7 @@ def test_real_inductor_divergence_in_a_model_file_minimizes_end_to_end(tmp_path)
     proc = python("-m", "fuzzer", "minimize", model, "-o", out, "--corpus", tmp_path / "slips",
                   "--json", cwd=REPO, timeout=900)
     if proc.returncode == 2 and "does not diverge" in proc.stderr:
-        pytest.skip(f"fixed in this torch: {proc.stderr.strip()[:200]}")
+        skip_on_this_torch(f"fixed: {proc.stderr.strip()[:200]}")
     assert proc.returncode == 1, proc.stderr[-2000:]  # 1: the minimized case reproduces k/k
     assert "same divergence as Model itself" in (out / "minimize.log").read_text()
     report = json.loads(proc.stdout)

@@ -34,7 +34,7 @@ from fuzzer.execute.recipe import Recipe
 from fuzzer.execute.runner import run_task
 from fuzzer.gen.grammar import Builder
 from fuzzer.report.store import Store
-from tests.conftest import python
+from tests.conftest import python, skip_on_this_torch
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "tests" / "models"
@@ -255,7 +255,7 @@ def test_a_model_file_gets_one_verdict_and_the_exit_code_follows_it() -> None:
     proc = numfuzz("replay", str(MODELS / "sign_remainder.py"), "--json")
     report = json.loads(proc.stdout)
     if report["captured_verdict"]["kind"] == "ok":
-        pytest.skip("this torch's Inductor computes the remainder as eager does")
+        skip_on_this_torch("Inductor computes the remainder as eager does")
     own = report["verdict"]
     assert own["kind"] == "int-flip" and report["same"], report
     assert proc.returncode == 1, proc.stderr

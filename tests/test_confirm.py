@@ -29,7 +29,7 @@ from fuzzer.report.store import DB_NAME, Store
 from fuzzer.triage import confirm, known
 from fuzzer.triage.confirm import ABSENT, CANNOT_RUN, REPRODUCES, Run
 from tests import triage_fakes as tf
-from tests.conftest import night_settings
+from tests.conftest import night_settings, skip_on_this_torch
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -331,7 +331,7 @@ def test_a_real_inductor_repro_on_this_torch_and_another_real_one(inductor_runne
     in float32 by default: compiled further from float64 than eager), its repro.py run by this
     interpreter and by the environment ``NUMFUZZ_CONFIRM_PYTHON`` names."""
     if tf.inductor_keeps_roundtrip():
-        pytest.skip("this torch's Inductor rounds the fp16 round trip on the CPU: no regression")
+        skip_on_this_torch("Inductor rounds the fp16 round trip on the CPU: no regression")
     graph, inputs = tf.fp16_roundtrip_gt()
     case = tf.judged_case(graph, inputs, "inductor", inductor_runner, tf.AS_IS)
     assert case.verdict.kind == "int-flip", case.verdict.summary()

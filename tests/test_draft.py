@@ -24,7 +24,7 @@ from fuzzer.report import draft, environment, ranking
 from fuzzer.report.store import Finding
 from fuzzer.triage.attribute import attribute, knob_named
 from tests import triage_fakes as tf
-from tests.conftest import run_repro
+from tests.conftest import assert_draft_reads_once, run_repro
 
 ENV = "PyTorch version: 2.13.0+cpu\nIs debug build: False\nOS: test\nGCC version: 12\n" \
       "Clang version: Could not collect\nVulnerability Spectre v1: Mitigation\n" \
@@ -316,7 +316,7 @@ def test_draft_opens_with_the_plain_reproducer_and_keeps_every_section(judged, t
     assert gh in text
     assert shlex.split(gh) == ["gh", "issue", "create", "--repo", "pytorch/pytorch", "--title",
                                finding.title, "--body-file", str(path)]
-    assert len(text.splitlines()) < 80
+    assert_draft_reads_once(text)
 
 
 def test_a_snippet_that_did_not_show_it_or_did_not_run_is_said_so(judged, tmp_path):

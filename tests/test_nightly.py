@@ -29,7 +29,12 @@ from fuzzer.nightly.summary import _recheck_section
 from fuzzer.report.store import Store
 from fuzzer.triage import known
 from tests import triage_fakes as tf
-from tests.conftest import night_settings, python
+from tests.conftest import (
+    assert_draft_reads_once,
+    night_settings,
+    python,
+    skip_on_this_torch,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = {
@@ -282,7 +287,7 @@ def seeded_case(runner, values: tuple[float, ...], path: Path) -> Path:
 @pytest.mark.inductor
 def test_real_nightly_drafts_once(inductor_runner, tmp_path, few_knobs):
     if tf.inductor_keeps_roundtrip():
-        pytest.skip("this torch's Inductor rounds the fp16 round trip on the CPU: no regression")
+        skip_on_this_torch("Inductor rounds the fp16 round trip on the CPU: no regression")
     reports = tmp_path / "reports"
     corpus = reports / "corpus"
     seeded_case(inductor_runner, (0.5002, 0.25, 0.70001, 0.50003), corpus)
@@ -306,9 +311,7 @@ def test_real_nightly_drafts_once(inductor_runner, tmp_path, few_knobs):
                            "0.5 gives True under torch.compile (eager False)\n"), text[:200]
     assert "PyTorch version:" in text  # collect_env
     assert "It printed here; it shows the divergence" in text  # the plain reproducer, run
-    # short enough to read: its snippet, ablation, environment and filing line (the snippet
-    # sets fallback_random as the workers do, one line)
-    assert len(text.splitlines()) < 85
+    assert_draft_reads_once(text)  # its snippet, table, ablation, environment and filing line
     emulated = tf.inductor_keeps_roundtrip(emulate_precision_casts=True)  # what this torch does
     vanishing = text.split("**vanishes with** ", 1)[1].split("\n", 1)[0]
     assert ("`emulate_precision_casts`" in vanishing) == emulated

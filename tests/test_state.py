@@ -19,6 +19,7 @@ from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph
 from fuzzer.judge import semantics
 from fuzzer.judge.kinds import Kind
+from tests.conftest import skip_on_this_torch
 
 
 def _shift_then_add() -> Graph:
@@ -490,7 +491,7 @@ def test_a_real_stateful_finding_replays(inductor_runner, tmp_path) -> None:
         "v1 = x0.diagonal(0, 0, 1)", "v1[3:] = x2", "v5 = x0.clone()", "return (v5,)"]
     verdict = inductor_runner.run(case.task()).verdict
     if verdict.kind != Kind.ALIASING:
-        pytest.skip(f"fixed in this torch: {verdict.summary()}")
+        skip_on_this_torch(f"fixed: {verdict.summary()}")
     assert "shares storage with no input in eager, with x0 compiled" in verdict.summary()
     done = run_repro(write_repro(case, tmp_path / "repro"))
     assert done.returncode == 1 and "DIVERGES" in done.stdout, done.stdout + done.stderr
@@ -559,7 +560,7 @@ def test_a_real_aliased_window_read_is_reported_as_this_torch_behaves(inductor_r
     assert "return forward(x0, p2, x0[:3, :, ::2, 4:])" in render.render_model(case.graph)
     verdict = inductor_runner.run(case.task()).verdict
     if verdict.kind == Kind.CRASH and "as_strided_scatter" in verdict.message:
-        pytest.skip(f"this torch stops earlier, at §23's cause C: {verdict.summary()}")
+        skip_on_this_torch(f"it stops earlier, at §23's cause C: {verdict.summary()}")
     assert verdict.is_finding == _window_read_goes_wrong(), verdict.summary()
 
 
@@ -586,7 +587,7 @@ def test_a_real_finding_on_arguments_sharing_storage_replays(inductor_runner, tm
     assert aliased_arguments(case.graph) == "read"
     verdict = inductor_runner.run(case.task()).verdict
     if not verdict.is_finding:
-        pytest.skip(f"fixed in this torch: {verdict.summary()}")
+        skip_on_this_torch(f"fixed: {verdict.summary()}")
     assert verdict.output == 0, verdict.summary()
     done = run_repro(write_repro(case, tmp_path / "repro"))
     assert done.returncode == 1 and "DIVERGES" in done.stdout, done.stdout + done.stderr
