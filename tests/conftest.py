@@ -119,9 +119,13 @@ def skip_on_this_torch(why: str) -> NoReturn:
     does not have), naming that torch: ``make test`` runs pytest with ``-rs``, so the suite's
     summary lists each such skip with its torch (bench/RESULTS.md lists which tests run on which
     torch)."""
+    import sys
+
     import torch
 
-    pytest.skip(f"on torch {torch.__version__}: {why}")
+    caller = sys._getframe(1).f_code  # the summary's location is this helper's: name the test
+    pytest.skip(f"on torch {torch.__version__} ({Path(caller.co_filename).name}::"
+                f"{caller.co_name}): {why}")
 
 
 def assert_draft_reads_once(text: str) -> None:
