@@ -1,9 +1,9 @@
-"""Render the causes ledger, bench/causes.toml, as FINDINGS.md at the repository's root.
+"""Render the causes ledger, fuzzer/causes.toml, as FINDINGS.md at the repository's root.
 
     python bench/findings_ledger.py            # write FINDINGS.md
     python bench/findings_ledger.py --check    # exit 1 if FINDINGS.md is not what it would write
 
-bench/causes.toml holds one ``[[cause]]`` table per root cause numfuzz has found (its id, the
+fuzzer/causes.toml holds one ``[[cause]]`` table per root cause numfuzz has found (its id, the
 mechanism, a value class 1-5 as ``fuzzer/triage/value.py`` defines them, the surface it was found
 on, the § of bench/results/ that found it first, a kept repro, the upstream search and what it
 matched, the verdict, and where bench/results/ records it), ``[[group]]`` tables that say which
@@ -17,19 +17,20 @@ whose FINDINGS.md was not regenerated. Standard library only (``tomllib``: Pytho
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tomllib
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CAUSES = ROOT / "bench" / "causes.toml"
+CAUSES = ROOT / "fuzzer" / "causes.toml"
 FINDINGS = ROOT / "FINDINGS.md"
 
 REQUIRED = ("id", "mechanism", "category", "value_class", "surface", "first_found", "repro",
             "upstream_match", "upstream_search", "status", "where")
 COLUMNS = ("id", "mechanism", "value class", "surface", "first found", "repro",
-           "upstream search and match", "status")
+           "upstream search and match", "status", "a night knows it by")
 CLASSES = {  # the words of fuzzer/triage/value.py's CLASSES, short (no torch import here)
     1: "silent wrong value or memory-unsafe write, ordinary inputs",
     2: "wrong aliasing or mutation semantics",
@@ -40,7 +41,7 @@ CLASSES = {  # the words of fuzzer/triage/value.py's CLASSES, short (no torch im
 
 
 class LedgerError(ValueError):
-    """bench/causes.toml does not hold what the ledger needs."""
+    """fuzzer/causes.toml does not hold what the ledger needs."""
 
 
 def load(path: Path = CAUSES) -> dict:
@@ -95,6 +96,25 @@ def upstream(cause: dict) -> str:
     return " — ".join(parts) or "—"
 
 
+def known_by(cause: dict) -> str:
+    """How a night recognises the cause (``fuzzer/triage/ledger.py``): its recorded signatures,
+    and each ``[[cause.match]]`` form's conditions, any of which matches."""
+    forms = cause.get("match", [])
+    forms = [forms] if isinstance(forms, dict) else forms
+    said = [" and ".join(f"{key} {_shown(value)}" for key, value in form.items())
+            for form in forms]
+    signatures = len(re.findall(r"`[0-9a-f]{16}`", cause["where"]))
+    if signatures:
+        said.append(f"its {signatures} recorded signature{'s' * (signatures > 1)}")
+    return "; or ".join(said) or "—"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, list):
+        return "/".join(str(v) for v in value)
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def row(cause: dict) -> str:
     klass = str(cause["value_class"])
     if cause.get("class_note"):
@@ -105,7 +125,7 @@ def row(cause: dict) -> str:
     first += f"; all: {cause['where']}"
     repro = "; ".join(f"`{p.strip()}`" for p in cause["repro"].split(";") if p.strip()) or "—"
     cells = (cause["id"], f"{cause['mechanism']} *({cause['category']})*", klass,
-             cause["surface"], first, repro, upstream(cause), cause["status"])
+             cause["surface"], first, repro, upstream(cause), cause["status"], known_by(cause))
     return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
@@ -134,8 +154,12 @@ def render(data: dict) -> str:
         "`fuzzer/triage/value.py`),",
         "where it was found, the upstream search and what it matched, and the verdict that "
         "bench/results/ gives it.",
-        "Generated from bench/causes.toml; do not edit by hand: edit bench/causes.toml and run "
+        "Generated from fuzzer/causes.toml; do not edit by hand: edit fuzzer/causes.toml and run "
         "`python bench/findings_ledger.py`.",
+        "A night matches every cause it takes against this ledger by mechanism (the last "
+        "column: `fuzzer/triage/ledger.py`): a match is a re-find of the cause, counted under "
+        "its id and never drafted as new; `numfuzz findings --ledger` lists each cause's "
+        "state.",
         "",
         *counts(data),
         "",

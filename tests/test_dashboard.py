@@ -40,6 +40,10 @@ def reports(tmp_path: Path) -> Path:
         store.record(one, night="2030-01-02", key="k3", seen="2030-01-02T02:00:00Z")
         store.record(_finding("b" * 16, 4, "default/edge"), night="2030-01-02", key="k4",
                      seen="2030-01-02T03:00:00Z")
+        refound = _finding("c" * 16, 1, "default/state")
+        refound.ledger = "N7"  # one of numfuzz's own causes, found again: no new cause
+        store.record(refound, night="2030-01-02", key="k5", seen="2030-01-02T04:00:00Z")
+        store.record_known("fused-low-precision-roundtrip", "2030-01-02", "k6")
         store.record_arms("2030-01-01", {"cpp-gemm/models": {"cases": 10, "seconds": 1800,
                                                             "findings": 1}})
         store.credit("2030-01-01", "cpp-gemm/models", 1)
@@ -60,6 +64,8 @@ def test_the_board_reads_causes_hits_per_night_and_yield(reports: Path) -> None:
     assert [n.cases for n in board.nights] == [40, 60] and board.nights[0].raw == 3
     assert board.hits["a" * 16] == {"2030-01-01": 1, "2030-01-02": 2}
     assert board.new_causes() == {"2030-01-01": {1: 1}, "2030-01-02": {4: 1}}
+    assert {n: (t["new"], t["refind"], t["known"]) for n, t in board.tallies.items()} == \
+        {"2030-01-01": (1, 0, 0), "2030-01-02": (1, 1, 1)}
     assert board.arm_yield() == [("cpp-gemm/models", 2.0, 1)]  # 1 cause in half a CPU-hour
 
 
@@ -67,10 +73,11 @@ def test_the_page_lists_every_cause_best_first_with_links_and_draws_offline(repo
     path = dashboard.write(reports)
     text = path.read_text()
     rows = re.findall(r"<tr><td>(\d)</td>", text)
-    assert rows == ["1", "4"], rows  # class 1 first
+    assert rows == ["1", "1", "4"], rows  # class 1 first
+    assert "re-find of N7: cause cccc" in text
     assert '<a href="2030-01-02/a.md">draft</a>' in text  # relative: the folder can move
     assert "2030-01-01: 1 2030-01-02: 2" in text
-    assert text.count("<svg") == 5
+    assert text.count("<svg") == 6
     assert "<script" not in text and not re.search(r"(src|href)=\"https?:", text)
     assert "Left for the next night: 1 case files." in text
 

@@ -1,4 +1,4 @@
-"""FINDINGS.md is generated from bench/causes.toml: the committed file must be what the
+"""FINDINGS.md is generated from fuzzer/causes.toml: the committed file must be what the
 generator writes, and the check that says so must be able to fail."""
 
 from __future__ import annotations

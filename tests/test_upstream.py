@@ -123,6 +123,9 @@ def test_a_version_1_store_opens_migrated_and_keeps_its_rows(tmp_path: Path) -> 
         assert (old.signature, old.hits, old.reliability, old.upstream_state) == \
             ("0123456789abcdef", 1, (3, 3), None)
         assert store.known_hits() == {"fused-low-precision-roundtrip": 1}
+        # version 5's columns: the old hit is a known one, the old finding re-finds nothing
+        assert store.known_hits(counted_as="known") == store.known_hits()
+        assert old.ledger is None
         assert store.set_upstream(old.signature, "wontfix", ISSUE)
         store.record_search(old.signature, "repo:pytorch/pytorch is:issue mul", [])
     with Store.in_reports(tmp_path) as again:  # opened a second time: nothing to migrate
@@ -130,7 +133,7 @@ def test_a_version_1_store_opens_migrated_and_keeps_its_rows(tmp_path: Path) -> 
         assert again.upstream_search("0123456789abcdef")["results"] == []
     version = sqlite3.connect(tmp_path / DB_NAME).execute(
         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-    assert version == str(SCHEMA_VERSION) == "4"
+    assert version == str(SCHEMA_VERSION) == "5"
 
 
 def test_upstream_states_are_checked_and_an_unknown_signature_is_said(tmp_path: Path) -> None:
@@ -283,7 +286,7 @@ def test_a_known_fix_come_back_is_a_finding_and_a_wontfix_cause_is_known(
     assert not list((reports / "2030-03-02").glob(f"{cause.signature}*.md"))
     summary = second.read_text()
     assert "## New findings: 0" in summary and "## Known causes: 1 hits" in summary
-    assert f"| `{cause.signature}` | 1 | wontfix |" in summary
+    assert f"| `{cause.signature}` | known | 1 | wontfix |" in summary
 
 
 # ------------------------------------------------------------------ --upstream, fake GitHub

@@ -1,7 +1,7 @@
 """N5: a float16/bfloat16 reduction returned twice, (x.sum(0, keepdim=True),) * 2, fails to
 compile on CPU Inductor: the C++ kernel stores the one reduction to two outputs and declares
 its conversion temporary twice (CppCompileError: conflicting declaration 'auto at_Half_tmp_acc0_vec').
-Eager runs it; float32 compiles. Cause N5 (bench/causes.toml, §20 2nd night, crash-c11bc687ced8.pt).
+Eager runs it; float32 compiles. Cause N5 (fuzzer/causes.toml, §20 2nd night, crash-c11bc687ced8.pt).
 Checked on torch 2.15.0 CPU, 2026-12-06. Exit 1 while compiling fails, 0 if it compiles and matches."""
 import sys
 import torch

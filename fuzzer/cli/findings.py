@@ -159,6 +159,9 @@ def cause_lines(case: Case, attribution: Attribution) -> list[str]:
                                                  "leaves it)"))
     elif not any(k in DEPLOYED for k in case.recipe.config):
         lines.append("needs of its surface: none (a default compile)")
+    if attribution.layout_knobs():
+        lines.append("needs of how its inputs are stored: " + (", ".join(attribution.layout())
+                                                               or "none"))
     if attribution.stage():
         lines.append(f"stage: it appears in {attribution.stage()}")
     located = Location.from_dict(attribution.root)
@@ -367,26 +370,51 @@ def nightly_command(device: str, duration: str | None, cases: int | None, report
                    "CPU-seconds, raw findings and new causes of every night (older nights "
                    "discounted), the value earned per CPU-hour, and the share the next night's "
                    "plan gives it.")
+@click.option("--ledger", is_flag=True,
+              help="numfuzz's own causes instead (FINDINGS.md, fuzzer/causes.toml): each one's "
+                   "id, value class, state (found, not filed; filed as #N; fixed in X), its "
+                   "repro, and how often this store's nights found it again. A night never "
+                   "drafts one as new.")
+@click.option("--measure", is_flag=True,
+              help="With --ledger: run each cause's kept repro under this torch and each "
+                   "--confirm-with one (a fresh process each; needs the repository's bench/).")
+@CONFIRM_WITH
+@click.option("--draft", "draft_id", metavar="ID",
+              help="Write the draft of one cause of this store now, to REPORTS/drafts/: its "
+                   "signature, or the ledger id of a cause the nights found again (N19), whose "
+                   "draft then says it is numfuzz's own cause.")
 @click.option("--json", "as_json", is_flag=True,
               help='{"findings": [...], "known": [...]} (and "rechecks" with --recheck; '
-                   '{"arms": [...]} with --yield).')
+                   '{"arms": [...]} with --yield; {"ledger": [...]} with --ledger).')
 def findings_command(reports: Path, filed: tuple[str, str] | None,
                      wontfix: tuple[str, str] | None, recheck: bool, k: int, upstream: bool,
-                     known_file: Path | None, show_yield: bool, as_json: bool) -> None:
+                     known_file: Path | None, show_yield: bool, ledger: bool, measure: bool,
+                     confirm_with: tuple[str, ...], draft_id: str | None,
+                     as_json: bool) -> None:
     """The findings store: value class, signature, kind, first/last seen, hits, status and
     upstream issue (ranked: value class first), then the known causes hit. --filed / --wontfix
-    record a cause's upstream issue; --yield shows the standing yield table of the arms."""
-    from fuzzer.nightly.summary import known_rows
+    record a cause's upstream issue; --yield shows the standing yield table of the arms;
+    --ledger numfuzz's own causes and their state; --draft writes one cause's draft."""
+    from fuzzer.nightly.summary import known_hits, known_rows
     from fuzzer.report.ranking import ranked
     from fuzzer.report.store import DB_NAME, Store
     from fuzzer.triage.known import KNOWN_FILE, entries
 
+    if (measure or confirm_with) and not ledger:
+        raise UserError("--measure and --confirm-with go with --ledger")
+    if ledger:
+        ledger_table(reports, measure, confirm_with, as_json)
+        return
     if not (reports / DB_NAME).is_file():
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
     if recheck or upstream or filed or wontfix:  # they record what they find in the store
         writable(reports, "--reports")
     if show_yield:
         _yield_table(reports, as_json)
+        return
+    if draft_id is not None:
+        writable(reports, "--reports")
+        click.echo(draft_on_request(reports, draft_id, known_file or KNOWN_FILE))
         return
     known_file = known_file or KNOWN_FILE
     entries(known_file)  # a malformed file is one line and exit 2 before anything changes
@@ -402,7 +430,7 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
             _search_upstream(store, say)
         findings = ranked(store.findings())
         searches = {f.signature: store.upstream_search(f.signature) for f in findings}
-        known = known_rows(store, store.known_hits(), known_file)
+        known = known_rows(store, known_hits(store), known_file)
     if as_json:
         rows = [{**f.to_dict(), "duplicates": (searches[f.signature] or {}).get("results")}
                 for f in findings]
@@ -416,6 +444,83 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
     _print_known(known)
     _print_comments(rechecks)
     _print_last_night(reports)
+
+
+def ledger_table(reports: Path, measure: bool, confirm_with: tuple[str, ...],
+                 as_json: bool) -> None:
+    """``findings --ledger``: numfuzz's own causes with their state and this store's re-finds
+    (the store is optional); with ``--measure``, each repro run on this torch and others."""
+    from fuzzer.report.store import DB_NAME, Store
+    from fuzzer.triage import confirm, ledger
+
+    refound: dict[str, int] = {}
+    if (reports / DB_NAME).is_file():
+        with Store.in_reports(reports) as store:
+            for f in store.findings():
+                if f.ledger:
+                    refound[f.ledger] = refound.get(f.ledger, 0) + f.hits
+            for entry, n in store.known_hits().items():  # re-finds told by a crash, K/X hits
+                if ledger.named(entry) is not None:
+                    refound[entry] = refound.get(entry, 0) + n
+    pythons = (confirm.this_interpreter(), *confirm.interpreters(confirm_with)) if measure \
+        else ()
+    rows: list[dict[str, object]] = []
+    for cause in ledger.causes():
+        runs = ledger.measure(cause, pythons) if measure else []
+        if measure and not as_json:
+            log_line(f"{cause.id}: {ledger.measured_state(cause, runs)}")
+        rows.append({"id": cause.id, "group": cause.group, "value_class": cause.value_class,
+                     "state": cause.state(), "status": cause.status,
+                     "matched_by": len(cause.forms), "repro": cause.repro or None,
+                     "found_again": refound.get(cause.id, 0),
+                     "measured": ledger.measured_state(cause, runs) if measure else None,
+                     "runs": [r.to_dict() for r in runs], "mechanism": cause.mechanism})
+    if as_json:
+        click.echo(strict_json({"ledger": rows}))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"numfuzz's own causes ({len(rows)}, FINDINGS.md); found again in "
+                        f"{reports}")
+    columns = ["id", "class", "state", "found again", "forms", "repro", "mechanism"]
+    for col in columns[:-1] + (["measured"] if measure else []) + columns[-1:]:
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        cells = ["-" if r[k] is None else str(r[k]) for k in ("id", "value_class", "state",
+                                                              "found_again", "matched_by", "repro")]
+        table.add_row(*cells, *([str(r["measured"])] if measure else []),
+                      str(r["mechanism"])[:90])
+    Console(width=200).print(table)
+
+
+def draft_on_request(reports: Path, ident: str, known_file: Path) -> Path:
+    """``findings --draft ID``: the draft of one cause of the store (a signature, or the ledger
+    id of a cause found again, the newest such), written to ``REPORTS/drafts/``."""
+    import time
+
+    from fuzzer.execute.pool import RunnerPool
+    from fuzzer.nightly.drafts import write_draft_for
+    from fuzzer.nightly.night import Context, Night, NightSettings
+    from fuzzer.report.store import Store
+
+    with Store.in_reports(reports) as store:
+        finding = store.get(ident) or next(
+            (f for f in sorted(store.findings(), key=lambda f: f.last_seen, reverse=True)
+             if f.ledger == ident), None)
+        if finding is None or finding.case_path is None:
+            raise UserError(f"--draft {ident}: no cause with that signature or ledger id in "
+                            f"{reports} (`numfuzz findings` lists signatures, `--ledger` ids)")
+        directory = reports / "drafts"
+        pool = RunnerPool()
+        settings = NightSettings(reports=reports, bisect=False, known_file=known_file)
+        ctx = Context(settings, Night(time.strftime("%Y-%m-%d"), 1, 0), directory, store, pool,
+                      log_line)
+        try:
+            return write_draft_for(ctx, finding, directory / f"{finding.signature}.md",
+                                   directory / "collect_env.txt")
+        finally:
+            pool.close()
 
 
 def _yield_table(reports: Path, as_json: bool) -> None:
@@ -435,8 +540,9 @@ def _yield_table(reports: Path, as_json: bool) -> None:
     assert plan is not None  # no surface pinned, no seed model: plan_of makes one
     with Store.in_reports(reports) as store:
         rows = yield_rows(store, time.strftime("%Y-%m-%d"), plan.to_dict())
+        tallies = {night: store.tally(night) for night in store.nights()}
     if as_json:
-        click.echo(strict_json({"arms": rows, "device": device}))
+        click.echo(strict_json({"arms": rows, "device": device, "nights": tallies}))
         return
     table = Table(title=f"{reports}: yield per arm (older nights discounted; next plan on "
                         f"{device})")
@@ -448,6 +554,25 @@ def _yield_table(reports: Path, as_json: bool) -> None:
         share = "-" if r["share"] is None else f"{r['share']:.1%}"
         table.add_row(r["arm"], f"{r['cases']:g}", f"{r['seconds']:.0f}", f"{r['findings']:g}",
                       f"{r['causes']:g}", f"{r['value']:.2f}", per_hour, share)
+    Console(width=160).print(table)
+    _print_tallies(tallies)
+
+
+def _print_tallies(tallies: dict[str, dict[str, int]]) -> None:
+    """Per night, its causes by what they are: only new mechanisms earn an arm its value."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="causes per night: new mechanisms (in neither the known list nor "
+                        "numfuzz's ledger) apart from re-finds, known and by-design hits")
+    columns = ("new", "refind", "known", "by-design", "variants", "signatures")
+    heads = ("new mechanisms", "re-finds", "known hits", "by design", "variants",
+             "new signatures (before)")
+    table.add_column("night")
+    for head in heads:
+        table.add_column(head, justify="right")
+    for night, n in tallies.items():
+        table.add_row(night, *(str(n[c]) for c in columns))
     Console(width=160).print(table)
 
 

@@ -386,3 +386,63 @@ def assign_layouts(graph: Graph, rng: random.Random, share: float = LAYOUT_SHARE
             weights = [max(len(options) - 1, 1) if layout == "channels_last" else 1
                        for layout in options]
             node.attrs["layout"] = rng.choices(options, weights)[0]
+
+
+# ---------------------------------------------------------------- layout facts
+# How a program's inputs are stored, as facts a cause can need: the generator's own layout
+# choices (``assign_layouts``, ``grammar.flatten_weights``, ``state``'s views passed beside their
+# input). Triage takes each back alone (``triage.attribute``'s layout knobs): a fact whose
+# taking back makes a divergence vanish is what tells the cause ("vanishes when each weight is
+# its own allocation"), and it goes into the cause's signature, title and matching.
+LAYOUT_FACTS = {
+    "flat": "each weight its own allocation (not views into one flat buffer)",
+    "offset": "every input at storage offset 0",
+    "strides": "every input contiguous (its strides, not its values, taken back)",
+    "aliased": "no view passed beside its input (arguments that do not share storage)",
+}
+# What a title says of a cause that needs the fact.
+LAYOUT_WORDS = {"flat": "with the weights views into one allocation",
+                "offset": "with an input at a storage offset",
+                "strides": "with a non-contiguous input",
+                "aliased": "with arguments that share storage"}
+
+
+def _laid_out_as(graph: Graph, inputs: dict[str, torch.Tensor], fact: str) -> list[int]:
+    """The inputs (or, for ``aliased``, the passed views) that carry ``fact``: read off the
+    tensors themselves for ``offset`` and ``strides`` (what a run is handed; a stride of 0,
+    an expanded input, changes values and is left alone), off the graph for ``flat`` (packed
+    when the module is built) and ``aliased``."""
+    if fact == "flat":
+        return [n for n in graph.input_ids() if "flat" in graph.node(n).attrs]
+    if fact == "aliased":
+        return graph.passed_views()
+    found = []
+    for n in graph.input_ids():
+        t = inputs.get(str(n))
+        if t is None or t.numel() <= 1:
+            continue
+        if fact == "offset" and t.storage_offset() != 0:
+            found.append(n)
+        elif fact == "strides" and not t.is_contiguous() and 0 not in t.stride():
+            found.append(n)
+    return found
+
+
+def layout_facts(graph: Graph, inputs: dict[str, torch.Tensor]) -> list[str]:
+    """The layout facts (``LAYOUT_FACTS``) a program's inputs carry."""
+    return [fact for fact in LAYOUT_FACTS if _laid_out_as(graph, inputs, fact)]
+
+
+def without_layout_fact(graph: Graph, inputs: dict[str, torch.Tensor], fact: str
+                        ) -> tuple[Graph, dict[str, torch.Tensor]]:
+    """A copy of the program and its inputs without ``fact``: the same values, each weight its
+    own allocation, every input at offset 0 or contiguous, or the passed views made inside the
+    function."""
+    copy, values = graph.copy(), dict(inputs)
+    for n in _laid_out_as(graph, inputs, fact):
+        if fact in ("offset", "strides"):
+            values[str(n)] = inputs[str(n)].clone(memory_format=torch.contiguous_format)
+            copy.node(n).attrs.pop("layout", None)
+        else:
+            copy.node(n).attrs.pop("flat" if fact == "flat" else "passed", None)
+    return copy, values

@@ -23,12 +23,13 @@ Thread-safe: the lanes (``nightly.lanes``) share one backlog; each passes its ow
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.judge.verdict import severity_key
-from fuzzer.nightly.buckets import Fingerprint, Settled, fingerprint
+from fuzzer.nightly.buckets import Fingerprint, Settled, Told, fingerprint
 from fuzzer.report.store import Store
 from fuzzer.triage import value
 
@@ -93,9 +94,11 @@ class Work:
 class Backlog:
     """The night's raw findings by bucket (see the module's docstring)."""
 
-    def __init__(self, corpus: Path, night: str, max_representatives: int | None) -> None:
+    def __init__(self, corpus: Path, night: str, max_representatives: int | None,
+                 told: Sequence[Told] = ()) -> None:
         self.corpus, self.night = corpus, night
         self.max_representatives = max_representatives
+        self.told = told  # the causes a raw crash's file alone tells (``buckets.tells``)
         self.items: dict[str, Item] = {}
         self.buckets: dict[str, Bucket] = {}
         self.seen: set[str] = set()  # file names looked at
@@ -142,7 +145,7 @@ class Backlog:
         except CaseError:
             case = None
         verdict = case.verdict if case is not None else None
-        found = fingerprint(case) if case is not None else None
+        found = fingerprint(case, self.told) if case is not None else None
         rank = value.classify(case).number if case is not None and verdict is not None \
             else value.UNKNOWN
         item = Item(path, rank,
@@ -220,8 +223,11 @@ class Backlog:
             self.in_flight.discard(key)
             work.bucket.keys.remove(key)
             work.bucket.departed[key] = why
+            fingerprint = work.bucket.fingerprint
+            if fingerprint is not None and fingerprint.known:  # not that cause: in full
+                fingerprint = replace(fingerprint, known="", counted_as="")
             self._join(work.item, f"{work.bucket.id}/{sub or key.removesuffix('.pt')}",
-                       work.bucket.fingerprint)
+                       fingerprint)
 
     def fail(self, work: Work, store: Store, reason: str, seconds: float = 0.0) -> bool:
         """The attempt ended unsettled; True when the case is now parked (``PARK_AFTER``)."""

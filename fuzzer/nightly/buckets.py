@@ -24,15 +24,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 from fuzzer.corpus.case import Case
 from fuzzer.device import Device
 from fuzzer.execute.pool import Runners, run_within
 from fuzzer.judge.key import DivergenceKey, same_divergence
 from fuzzer.judge.kinds import RAISED, Kind
-from fuzzer.triage import value
+from fuzzer.triage import known, ledger, value
 from fuzzer.triage.attribute import AOT_EAGER, KNOBS, SURFACE, flip, knob_named
+from fuzzer.triage.known import Conditions
+from fuzzer.triage.signature import FAMILY, aliased_arguments, float_core
 
 # Where no knob made the representative vanish: whether it survives without Inductor tells a
 # cause inside Inductor from one before it.
@@ -52,6 +56,11 @@ class Fingerprint:
     recipe: str  # the backend and Inductor options it compiled with: another backend, another bug
     where: str  # the diverging op and what feeds it, or the crash's type and frames
     detail: str = ""  # the output's dtype, or the crash message's stem
+    # A raw crash its file alone tells as a known entry's or a ledger cause's (``tells``): the
+    # id, and what a hit on it counts as. Such a bucket holds that cause's raw crashes from
+    # every surface and recipe, and is settled by one confirming run, not minimized.
+    known: str = ""
+    counted_as: str = ""
 
     @property
     def id(self) -> str:
@@ -60,13 +69,42 @@ class Fingerprint:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def describe(self) -> str:
+        if self.known:
+            return f"{self.kind} ({self.where}) told by its file as {self.counted_as} " \
+                   f"{self.known}, on every surface, {self.device}"
         detail = f" ({self.detail})" if self.detail else ""
         return f"{self.kind} at {self.where}{detail} on {self.surface}, {self.device}, " \
                f"class {self.value}"
 
 
-def fingerprint(case: Case) -> Fingerprint | None:
-    """The raw case's fingerprint; None for a case that records no finding."""
+# A cause a raw crash's file alone tells (``Conditions.fingerprinted``): its id, what a hit on
+# it counts as, and the conditions.
+Told = tuple[str, str, Conditions]
+
+
+def tells(known_file: Path = known.KNOWN_FILE, version: str | None = None) -> list[Told]:
+    """The known entries (not fixed in this torch: a match there is a regression, triaged in
+    full) and ledger causes whose conditions a raw crash's file alone can decide."""
+    found: list[Told] = [(e.id, e.counted_as, e) for e in known.entries(known_file)
+                         if e.fingerprinted and not e.reappeared(version)]
+    return found + [(c.id, c.counted_as, form) for c in ledger.causes()
+                    for form in c.forms if form.fingerprinted]
+
+
+def raw_fields(case: Case) -> dict:
+    """What a raw crash's file says that ``Conditions`` read: family, device, exception type
+    and frames, message, arguments that alias, the program's ops, its value class."""
+    assert case.verdict is not None  # a raw finding
+    key = DivergenceKey.of(case.verdict)
+    return {"family": FAMILY.get(key.kind, str(key.kind)), "device": Device(case.device).type,
+            "error": [key.error, *key.frames], "message": case.verdict.message,
+            "aliased_arguments": aliased_arguments(case.graph), "core": float_core(case),
+            "value_class": value.classify(case).number}
+
+
+def fingerprint(case: Case, told: Sequence[Told] = ()) -> Fingerprint | None:
+    """The raw case's fingerprint; None for a case that records no finding. A crash that one of
+    ``told``'s causes matches is fingerprinted as that cause, whatever its surface."""
     verdict = case.verdict
     if verdict is None or not verdict.is_finding:
         return None
@@ -78,6 +116,11 @@ def fingerprint(case: Case) -> Fingerprint | None:
     if key.kind == Kind.MEMORY:  # no frames to tell them apart: the program's ops do
         return replace(base, where=" ".join(sorted(set(case.graph.op_names()))))
     if key.kind in RAISED:
+        fields = raw_fields(case) if told else {}
+        found = next(((i, counted) for i, counted, c in told if c.matches(fields)), None)
+        if found is not None:  # the same known crash on every surface: one bucket
+            return replace(base, surface="any", recipe="any", where=key.error,
+                           known=found[0], counted_as=found[1])
         return replace(base, where=" < ".join([key.error, *key.frames]),
                        detail=message_stem(verdict.message))
     node = key.node if key.node is not None and key.node in case.graph else None
@@ -101,23 +144,28 @@ class Settled:
     """How a bucket's representative was settled: the cause (a signature) or known entry it is,
     and the knob that tells that cause, with what it did to the representative."""
 
-    label: str  # a cause signature, or a known entry's id
-    known: bool = False
+    label: str  # a cause signature, or a known entry's (or a ledger row's) id
     knob: str = ""  # the telling knob ('' where triage named none that ran)
     outcome: str = ""  # what it did to the representative: vanishes or persists
+    counted_as: str = ""  # a known entry's hit: "known" or "by-design" ('': a root cause)
+
+    @property
+    def known(self) -> bool:
+        """Settled as a known entry (or a known or not-a-bug ledger row), not a root cause."""
+        return bool(self.counted_as)
 
     @classmethod
-    def of(cls, label: str, attribution: dict | None, known: bool = False) -> Settled:
+    def of(cls, label: str, attribution: dict | None, counted_as: str = "") -> Settled:
         """From the representative's attribution (``Attribution.to_dict``): its first vanishing
         knob of the full set, else what taking Inductor out did."""
         outcomes = {k["knob"]: k["outcome"] for k in (attribution or {}).get("knobs", [])}
         names = [k.name for k in KNOBS]
         vanishing = [n for n in names if outcomes.get(n) == "vanishes"]
         if vanishing:
-            return cls(label, known, vanishing[0], "vanishes")
+            return cls(label, vanishing[0], "vanishes", counted_as)
         if outcomes.get(WITHOUT_INDUCTOR) in ("vanishes", "persists"):
-            return cls(label, known, WITHOUT_INDUCTOR, outcomes[WITHOUT_INDUCTOR])
-        return cls(label, known)
+            return cls(label, WITHOUT_INDUCTOR, outcomes[WITHOUT_INDUCTOR], counted_as)
+        return cls(label, counted_as=counted_as)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from fuzzer.nightly.night import Context
 from fuzzer.reduce.snippet import Plain, plain_repro
 from fuzzer.report import draft, environment, ranking, tlparse, upstream
 from fuzzer.report.store import Finding
-from fuzzer.triage import confirm
+from fuzzer.triage import confirm, ledger
 from fuzzer.triage.attribute import Attribution, bisect_summary, run_bisect
 
 BISECT_MIN = 60.0  # seconds the bisector needs to be worth starting
@@ -115,9 +115,12 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     _bisect(ctx, case, attribution, finding.signature, after)
     confirmations = ctx.store.confirmations(finding.signature) \
         if ctx.settings.confirm_with else None  # tonight's, not an earlier night's
+    refound = ledger.named(finding.ledger) if finding.ledger else None
     cause = draft.Cause(finding, case, attribution, plain, printed, env,
                         ctx.store.sightings(finding.signature), repro, confirmations,
-                        trace if trace.is_dir() else None, report)
+                        trace if trace.is_dir() else None, report,
+                        variants=ctx.store.variants(finding.signature),
+                        ledger_note=refound.draft_note() if refound else "")
     title = cause.title
     ctx.store.update(finding.signature, repro_path=str(repro), title=title,
                      **({"attribution": attribution.to_dict()} if attribution else {}))

@@ -29,6 +29,7 @@ from fuzzer.execute.pool import RunnerPool, Spread, TaskRunner
 from fuzzer.execute.workers import Recycle
 from fuzzer.nightly import pipeline
 from fuzzer.nightly.backlog import Backlog
+from fuzzer.nightly.buckets import tells
 from fuzzer.nightly.night import Context
 from fuzzer.report.store import Store
 
@@ -50,7 +51,8 @@ class Lanes:
 
     def __init__(self, ctx: Context, total: int) -> None:
         self.ctx, self.total = ctx, max(1, total)
-        self.backlog = Backlog(ctx.settings.corpus_dir, ctx.night.id, ctx.settings.max_findings)
+        self.backlog = Backlog(ctx.settings.corpus_dir, ctx.night.id, ctx.settings.max_findings,
+                               tells(ctx.settings.known_file))
         self.fuzzing = True
         self.busy: set[int] = set()  # lanes processing now
         self.pools: dict[int, RunnerPool] = {}

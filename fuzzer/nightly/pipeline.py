@@ -40,13 +40,15 @@ from fuzzer.nightly.buckets import Settled, check_member
 from fuzzer.nightly.night import Context
 from fuzzer.report import draft
 from fuzzer.report.store import Finding
-from fuzzer.triage import known, value
+from fuzzer.triage import known, ledger, value
 from fuzzer.triage.attribute import Attribution
 from fuzzer.triage.signature import (
     cause_of,
     graph_dtype,
+    match_fields,
     mechanism_of,
     same_cause,
+    same_mechanism,
     signature_fields,
     signature_of,
 )
@@ -74,6 +76,9 @@ def work_on(ctx: Context, backlog: Backlog, work: Work) -> None:
     if work.check:
         _check_member(ctx, backlog, work)
         return
+    if work.bucket.fingerprint is not None and work.bucket.fingerprint.known:
+        _settle_by_fingerprint(ctx, backlog, work)
+        return
     began = clock.now()
     ctx.store.attempt(key)
     result = _process_one(ctx, work.item.path, key)
@@ -91,6 +96,39 @@ def work_on(ctx: Context, backlog: Backlog, work: Work) -> None:
         ctx.log(f"{key}: parked ({result.how})")
     with ctx.lock:
         ctx.night.cause_seconds[key] = round(seconds, 1)
+
+
+def _settle_by_fingerprint(ctx: Context, backlog: Backlog, work: Work) -> None:
+    """A raw crash whose file alone tells a known or ledger cause (``buckets.tells``), from
+    whatever surface: one run confirms it crashes so again, and it is a hit on that cause, its
+    bucket's members then checked the same way; nothing is minimized. A representative that
+    does not crash again goes through the full pipeline (a bucket of its own)."""
+    fingerprint = work.bucket.fingerprint
+    assert fingerprint is not None and fingerprint.known  # work_on sends only these
+    began = clock.now()
+    settled = Settled(fingerprint.known, counted_as=fingerprint.counted_as)
+    try:
+        case = Case.load(work.item.path)
+        check = check_member(case, settled, ctx.runners(ctx.processing_deadline()))
+    except CaseError as err:
+        ctx.store.mark_processed(ctx.night.id, work.item.key, f"unreadable: {err}")
+        backlog.settle(work, "unreadable")
+        return
+    except OutOfTime:
+        backlog.leave(work)
+        return
+    except Exception as err:  # one bad case must not end the night
+        ctx.harness_error("fingerprint check", work.item.key, err)
+        backlog.split(work, f"its check raised {type(err).__name__}")
+        return
+    if not check.hit:
+        ctx.log(f"{work.item.key}: not {fingerprint.known} after all: {check.how}")
+        backlog.split(work, check.how)
+        return
+    ctx.store.record_known(fingerprint.known, ctx.night.id, work.item.key, settled.counted_as)
+    how = f"{settled.counted_as}: {fingerprint.known} (told by its crash, confirmed in one run)"
+    backlog.settle(work, how, settled, clock.now() - began)
+    ctx.log(f"{work.item.key}: {how}")
 
 
 def _check_member(ctx: Context, backlog: Backlog, work: Work) -> None:
@@ -117,9 +155,10 @@ def _check_member(ctx: Context, backlog: Backlog, work: Work) -> None:
         ctx.log(f"{key}: leaves bucket {work.bucket.id}: {check.how}")
         backlog.split(work, check.how, check.sub)
         return
-    how = f"bucket hit on {'known ' if settled.known else ''}{settled.label}: {check.how}"
-    if settled.known:  # its row says ``known: <entry>``, as every known hit's
-        ctx.store.record_known(settled.label, ctx.night.id, key)
+    how = f"bucket hit on {settled.counted_as + ' ' if settled.known else ''}{settled.label}: " \
+        f"{check.how}"
+    if settled.known:  # its row says ``known: <entry>`` (or by-design), as every such hit's
+        ctx.store.record_known(settled.label, ctx.night.id, key, settled.counted_as)
     elif (finding := ctx.store.get(settled.label)) is not None:
         finding.torch, finding.triton = _versions()
         ctx.store.record(finding, night=ctx.night.id, key=key)
@@ -180,7 +219,7 @@ def _process_one(ctx: Context, path: Path, key: str) -> Result:
         _checkpoint(ctx, key).unlink(missing_ok=True)
         _finished(ctx, key)
         return Result("settled", settled.label if not settled.known
-                      else f"known: {settled.label}", settled)
+                      else f"{settled.counted_as}: {settled.label}", settled)
     except OutOfTime as err:  # not processed: the next night carries on from the checkpoint
         _unfinished(ctx, key, f"the night's time ran out ({err})")
         return Result("left", "the night's time ran out")
@@ -297,7 +336,7 @@ def finding_for(case: Case, attribution: Attribution | None,
         signature=signature_of(signature_fields(case, attribution)), kind=case.verdict.kind,
         device=Device(case.device).type, dtype=graph_dtype(case),
         op_chain=" ".join(op_chain(case.graph)), output=draft.output_label(case.verdict),
-        title=draft.title_for(case), summary=case.verdict.summary(),
+        title=draft.title_for(case, attribution), summary=case.verdict.summary(),
         distance_ulps=draft.distance_ulps(case.verdict), reliability=reliability,
         torch=torch_version, triton=triton_version,
         attribution=attribution.to_dict() if attribution else {},
@@ -307,42 +346,75 @@ def finding_for(case: Case, attribution: Attribution | None,
 def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields: dict,
             reliability: tuple[int, int] | None, seen: tuple[str, str], arm: str) -> Settled:
     """A known cause is a hit on its entry (by what it showed, or by its mechanism: where it
-    first diverges); else a hit on the root cause it is (or nearly is, ``same_cause``), or a
-    new one, which earns its arm its value (``campaign.arms``). The smallest repro among a
-    cause's members is kept. Returns what its bucket's members are checked against."""
+    first diverges), counted as a known bug or as documented behaviour; else one of numfuzz's
+    own ledger causes is a re-find of it (recorded under its id, never drafted as new; a known
+    or not-a-bug row of the ledger a hit like a known entry's); else a hit on the root cause it
+    is (or nearly is, ``same_cause``, or is by mechanism, ``same_mechanism``: a variant, listed
+    in its draft), or a new one, which earns its arm its value (``campaign.arms``). The smallest
+    repro among a cause's members is kept. Returns what its bucket's members are checked
+    against."""
     torch_version = _versions()[0]
-    entry = known.match({**fields, "root": mechanism_of(attribution)},
-                        known.entries(ctx.settings.known_file), torch_version)
+    matched = match_fields(case, attribution, fields)
+    entry = known.match(matched, known.entries(ctx.settings.known_file), torch_version)
     if entry is not None and not entry.reappeared(torch_version):
-        ctx.store.record_known(entry.id, ctx.night.id, key)
-        ctx.log(f"{key}: known cause {entry.id} ({entry.state(torch_version)}): {entry.what}")
-        return Settled.of(entry.id, attribution.to_dict(), known=True)
+        ctx.store.record_known(entry.id, ctx.night.id, key, entry.counted_as)
+        ctx.log(f"{key}: {entry.counted_as} cause {entry.id} ({entry.state(torch_version)}): "
+                f"{entry.what}")
+        return Settled.of(entry.id, attribution.to_dict(), counted_as=entry.counted_as)
     if entry is not None:  # upstream fixed it in this torch or before: a regression, drafted
         ctx.log(f"{key}: matches {entry.id}, fixed upstream in {entry.fixed_in}, yet reproduces "
                 f"on torch {torch_version}: drafted as a regression")
+    refound = ledger.match(matched, version=torch_version) if entry is None else None
+    if refound is not None and refound.counted_as != ledger.REFIND:
+        ctx.store.record_known(refound.id, ctx.night.id, key, refound.counted_as)
+        ctx.log(f"{key}: {refound.counted_as} cause {refound.id} of the ledger: "
+                f"{refound.mechanism[:120]}")
+        return Settled.of(refound.id, attribution.to_dict(), counted_as=refound.counted_as)
     finding = finding_for(case, attribution, reliability, arm)
-    merged = next((f for f in ctx.store.findings() if f.signature != finding.signature
-                   and (c := ctx.store.cause(f.signature)) and same_cause(c, fields)), None)
+    finding.ledger = refound.id if refound is not None else None
+    merged = _same_in_store(ctx, finding, fields, mechanism_of(attribution))
     if merged is not None:
-        finding.signature = merged.signature
+        finding.signature, finding.ledger = merged.signature, merged.ledger or finding.ledger
     recorded = ctx.store.get(finding.signature)
+    if recorded is not None and recorded.ledger:  # the store remembers what it re-found
+        finding.ledger = recorded.ledger
     if recorded is not None and recorded.upstream_state == "wontfix":  # closed as expected
         ctx.store.record_known(recorded.signature, ctx.night.id, key)
         ctx.log(f"{key}: known cause {recorded.signature} (wontfix upstream: "
                 f"{recorded.upstream_url})")
-        return Settled.of(recorded.signature, attribution.to_dict(), known=True)
+        return Settled.of(recorded.signature, attribution.to_dict(), counted_as=known.KNOWN)
     case_dir = ctx.settings.reports / "findings" / finding.signature
     kept = case_dir / "case.pt"
     if not kept.exists() or _smaller(case, kept):
         case.save(kept)
     finding.case_path = str(kept)
     new = ctx.store.record(finding, night=ctx.night.id, key=key, cause=fields, sighting=seen)
-    if new:
+    if new and finding.ledger is None:  # a new mechanism, in neither the known list nor the ledger
         worth = value.classify(case, mechanism_of(attribution))
         ctx.store.credit(ctx.night.id, arm, worth.weight)
-    ctx.log(f"{key}: {'NEW' if new else 'recurring'} {finding.signature}: {finding.title}; "
-            f"{attribution.summary()}")
+    said = f"REFIND of {finding.ledger}" if finding.ledger else "NEW" if new else "recurring"
+    ctx.log(f"{key}: {said} {finding.signature}: {finding.title}; {attribution.summary()}")
     return Settled.of(finding.signature, attribution.to_dict())
+
+
+def _same_in_store(ctx: Context, finding: Finding, fields: dict, root: dict) -> Finding | None:
+    """The store's cause this one is (``same_cause``: a core the minimizer left longer), or is
+    by mechanism (``same_mechanism``: another view or elementwise op carrying it, NaN instead of
+    a loss of accuracy), recorded as its variant; None for a cause the store does not hold."""
+    for other in ctx.store.findings():
+        cause = ctx.store.cause(other.signature) if other.signature != finding.signature \
+            else None
+        if cause is None:
+            continue
+        if same_cause(cause, fields):
+            return other
+        if same_mechanism(cause, mechanism_of(Attribution.from_dict(other.attribution)),
+                          fields, root):
+            ctx.store.record_variant(other.signature, finding.signature, finding.title,
+                                     ctx.night.id)
+            ctx.log(f"  one mechanism with {other.signature} ({other.title}): a variant")
+            return other
+    return None
 
 
 def _smaller(case: Case, kept: Path) -> bool:

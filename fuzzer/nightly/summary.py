@@ -25,7 +25,7 @@ from fuzzer.nightly.night import Context, Night
 from fuzzer.nightly.recheck import outcome
 from fuzzer.report import draft, ranking
 from fuzzer.report.store import Finding, Store, now
-from fuzzer.triage import known
+from fuzzer.triage import known, ledger
 
 
 def write_summary(ctx: Context) -> Path:
@@ -47,8 +47,8 @@ def summary_text(ctx: Context) -> str:
              f"seed {night.seed}; started {night.started}, "
              f"summary written {now()}.", "", *_health(ctx),
              *_throughput(night), *_arm_section(ctx), *_causes(ctx, new, recurring),
-             *_new_section(ctx, new),
-             *_known_section(ctx, store.known_hits(night.id)), *_confirm_section(ctx),
+             *_new_section(ctx, new), *_refind_section(ctx),
+             *_known_section(ctx, known_hits(store, night.id)), *_confirm_section(ctx),
              *_recurring_section(recurring),
              *_recheck_section(night.rechecks), *_crash_section(night, new + recurring),
              *_other_section(other, night), *_queue_section(night),
@@ -80,14 +80,15 @@ def recurring_tonight(rows: list) -> list[str]:
 
 
 def cause_counts(ctx: Context) -> dict[str, int]:
-    """Tonight's root causes: new, known hits (not drafted), recurring, fixed, the case
-    files left for the next night, and of those confirmed on other torches (``--confirm-with``)
-    how many were drafted, fixed upstream, or held back; what SUMMARY.md and the nightly's last
-    log line both say."""
+    """Tonight's root causes: new mechanisms, re-finds of numfuzz's own ledger causes, known
+    hits and by-design hits (counted, not drafted), variants of a stored mechanism, the new
+    signatures as counted before (``Store.tally``), recurring, fixed, the case files left for
+    the next night, and of those confirmed on other torches (``--confirm-with``) how many were
+    drafted, fixed upstream, or held back; what SUMMARY.md and the nightly's last log line
+    both say."""
     rows = list(ctx.store.night_rows(ctx.night.id))
     confirmed = ctx.night.confirmed
-    return {"new": len({r["signature"] for r in rows if r["outcome"] == "new"}),
-            "known": sum(ctx.store.known_hits(ctx.night.id).values()),
+    return {**ctx.store.tally(ctx.night.id),
             "recurring": len(recurring_tonight(rows)),
             "fixed": sum(r["after"] == "fixed" for r in ctx.night.rechecks),
             "left": ctx.night.backlog,
@@ -99,7 +100,8 @@ def cause_counts(ctx: Context) -> dict[str, int]:
 def causes_line(ctx: Context) -> str:
     """One line for the log: the same counts as SUMMARY.md's root-cause table."""
     n = cause_counts(ctx)
-    line = (f"root causes: {n['new']} new, {n['known']} known hits (counted, not drafted), "
+    line = (f"root causes: {n['new']} new mechanisms, {n['refind']} re-finds of the ledger, "
+            f"{n['known']} known hits, {n['by-design']} by design (counted, not drafted), "
             f"{n['recurring']} recurring, {n['fixed']} fixed; {n['left']} case files wait for "
             "the next night")
     return line + (f"; {_confirmed_counts(ctx)}" if ctx.settings.confirm_with else "")
@@ -141,12 +143,41 @@ def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[
     counted = ", ".join(f"{k}: {n}" for k, n in sorted(ctx.night.raw_counted.items())) or "none"
     classes = ", ".join(f"class {c}: {sum(f.value_class == c for f in new)}"
                         for c in sorted({f.value_class for f in new if f.value_class})) or "none"
-    return ["## Root causes", "", "| new | known (not drafted) | recurring | fixed |",
-            "|---|---|---|---|", f"| {n['new']} | {n['known']} hits | {n['recurring']} | "
-            f"{n['fixed']} |", "", f"New causes by value class: {classes}.", "",
-            "A known cause is a hit on its entry of the known list, counted here and not "
-            "stored as a finding of its own.", "",
+    return ["## Root causes", "",
+            "| new mechanisms | re-finds (numfuzz's ledger) | known upstream (hits) | by design "
+            "(hits) | variants | recurring | fixed |", "|---|---|---|---|---|---|---|",
+            f"| {n['new']} | {n['refind']} | {n['known']} | {n['by-design']} | {n['variants']} "
+            f"| {n['recurring']} | {n['fixed']} |", "",
+            f"New mechanisms by value class: {classes}. As counted before causes were matched "
+            f"by mechanism and against the ledger (every new signature), {n['signatures']}.", "",
+            "A new mechanism is in neither the known list nor numfuzz's ledger (FINDINGS.md), "
+            "and is not one mechanism with a cause the store holds; only it is drafted and "
+            "earns its arm. A re-find is one of numfuzz's own causes found again (listed under "
+            "its id, drafted only when asked for: `numfuzz findings --draft ID`); a known or "
+            "by-design cause is a hit on its entry, counted here and not stored as a finding; "
+            "a variant is another form of a stored mechanism (another view or elementwise op "
+            "carrying it, NaN instead of a loss of accuracy), listed in its draft.", "",
             f"Not findings (counted, not saved): {counted}.", ""]
+
+
+def _refind_section(ctx: Context) -> list[str]:
+    """numfuzz's own causes found again tonight: under their ledger ids, not drafted."""
+    refound: dict[str, list[str]] = {}
+    for row in ctx.store.night_rows(ctx.night.id):
+        if row["outcome"].startswith("refind: "):
+            refound.setdefault(row["outcome"].split(": ", 1)[1], []).append(row["signature"])
+    lines = [f"## Re-finds of numfuzz's ledger: {len(refound)} causes", ""]
+    if not refound:
+        return lines + ["None tonight.", ""]
+    lines += ["| ledger cause | state | hits tonight | signatures | mechanism |",
+              "|---|---|---|---|---|"]
+    for cause_id, signatures in sorted(refound.items()):
+        cause = ledger.named(cause_id)
+        state, what = (cause.state(), cause.mechanism[:160]) if cause else ("", "")
+        sigs = ", ".join(f"`{s}`" for s in dict.fromkeys(signatures) if s) or \
+            "— (told by its crash, not minimized)"
+        lines.append(f"| {cause_id} | {state} | {len(signatures)} | {sigs} | {what} |")
+    return lines + [""]
 
 
 def _known_section(ctx: Context, hits: dict[str, int]) -> list[str]:
@@ -155,8 +186,10 @@ def _known_section(ctx: Context, hits: dict[str, int]) -> list[str]:
     lines = [f"## Known causes: {sum(hits.values())} hits", ""]
     rows = known_rows(ctx.store, hits, ctx.settings.known_file)
     if rows:
-        lines += ["| known cause | hits | upstream | what upstream says |", "|---|---|---|---|"]
-        lines += [f"| `{r['id']}` | {r['hits']} | {r['state']} | {r['what']} |" for r in rows]
+        lines += ["| known cause | counted as | hits | upstream | what upstream says |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| `{r['id']}` | {r['counted_as']} | {r['hits']} | {r['state']} | "
+                  f"{r['what']} |" for r in rows]
     else:
         lines.append("None tonight.")
     again = _reappeared(ctx)
@@ -168,6 +201,12 @@ def _known_section(ctx: Context, hits: dict[str, int]) -> list[str]:
     return lines + [""]
 
 
+def known_hits(store: Store, night: str | None = None) -> dict[str, int]:
+    """Hits on known entries counted as known or by design (re-finds of the ledger's own causes
+    have a section of their own)."""
+    return {**store.known_hits(night, known.KNOWN), **store.known_hits(night, known.BY_DESIGN)}
+
+
 def known_rows(store: Store, hits: dict[str, int], known_file: Path) -> list[dict]:
     """One row per known cause hit: built-in entries and root causes recorded as wontfix (whose
     hits are keyed by signature). Shared by SUMMARY.md and ``numfuzz findings``."""
@@ -175,16 +214,23 @@ def known_rows(store: Store, hits: dict[str, int], known_file: Path) -> list[dic
     rows = []
     for entry_id, n in hits.items():
         entry, finding = entries.get(entry_id), store.get(entry_id)
+        row = ledger.named(entry_id)
         if entry is not None:
             what = f"{entry.what} ({', '.join(entry.urls)})" if entry.urls else entry.what
             rows.append({"id": entry_id, "hits": n, "state": entry.state(), "what": what,
-                         "urls": list(entry.urls)})
+                         "urls": list(entry.urls), "counted_as": entry.counted_as})
+        elif row is not None:  # a known or not-a-bug row of numfuzz's ledger
+            rows.append({"id": entry_id, "hits": n, "state": row.status, "what":
+                         f"FINDINGS.md {row.id}: {row.mechanism}", "urls": [],
+                         "counted_as": row.counted_as})
         elif finding is not None:
             rows.append({"id": entry_id, "hits": n, "state": finding.upstream_state or "",
                          "what": f"{finding.title} ({finding.upstream_url})",
-                         "urls": [finding.upstream_url] if finding.upstream_url else []})
+                         "urls": [finding.upstream_url] if finding.upstream_url else [],
+                         "counted_as": known.KNOWN})
         else:  # an entry of another --known file
-            rows.append({"id": entry_id, "hits": n, "state": "", "what": "", "urls": []})
+            rows.append({"id": entry_id, "hits": n, "state": "", "what": "", "urls": [],
+                         "counted_as": known.KNOWN})
     return rows
 
 
@@ -199,7 +245,10 @@ def _reappeared(ctx: Context) -> list[tuple[str, known.Known]]:
     return found
 
 
-SETTLED_AS = (("bucket hit", "bucket hit"), ("known", "known"),
+# Case files settled as a cause shown in a section of its own (known, by design, re-finds).
+SETTLED_ELSEWHERE = ("known: ", "by-design: ", "refind: ")
+SETTLED_AS = (("bucket hit", "bucket hit"), ("known", "known"), ("by-design", "known"),
+              ("refind", "cause"),
               ("not reproducible", "not reproducible"), ("parked", "parked"),
               ("not a finding", "no finding"), ("unreadable", "no finding"))
 
@@ -383,7 +432,7 @@ def _crash_section(night: Night, findings: list[Finding]) -> list[str]:
 
 
 def _other_section(other: list[sqlite3.Row], night: Night) -> list[str]:
-    other = [r for r in other if not r["outcome"].startswith("known: ")]
+    other = [r for r in other if not r["outcome"].startswith(SETTLED_ELSEWHERE)]
     lines = [f"## Not reproducible, errors, skipped: {len(other)}", ""]
     lines += [f"- {r['key']}: {r['outcome']}" for r in other]
     if night.backlog:

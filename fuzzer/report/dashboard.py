@@ -67,12 +67,16 @@ class Board:
     hits: dict[str, dict[str, int]]  # signature -> night -> raw cases that hit it
     nights: list[Night]
     arms: list[dict]  # the store's arm_nights rows
+    # Per night of the store, its causes by what they are (``Store.tally``).
+    tallies: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def new_causes(self) -> dict[str, Counter[int]]:
-        """Per night: causes first seen then, by value class (0: not classed)."""
+        """Per night: new mechanisms first seen then, by value class (0: not classed); a
+        re-find of numfuzz's own ledger cause is not one."""
         by_night: dict[str, Counter[int]] = defaultdict(Counter)
         for f in self.causes:
-            by_night[f.first_seen[:10]][f.value_class or 0] += 1
+            if not f.ledger:
+                by_night[f.first_seen[:10]][f.value_class or 0] += 1
         return by_night
 
     def arm_yield(self) -> list[tuple[str, float, int]]:
@@ -97,8 +101,9 @@ def read(reports: Path) -> Board:
                 "GROUP BY signature, night"):
             hits[signature][night] = n
         arms = store.arm_nights()
+        tallies = {night: store.tally(night) for night in store.nights()}
     nights = [n for n in (Night.load(p) for p in sorted(reports.glob("*/night.json"))) if n]
-    return Board(reports, causes, dict(hits), nights, arms)
+    return Board(reports, causes, dict(hits), nights, arms, tallies)
 
 
 # ------------------------------------------------------------------ plots
@@ -137,6 +142,7 @@ def plots(board: Board) -> list[str]:
         axes.tick_params(axis="x", rotation=45)
         made.append(_svg(figure))
     made.append(_classes_plot(board))
+    made.append(_tally_plot(board))
     made.append(_yield_plot(board))
     made.append(_stages_plot(board))
     return made
@@ -145,13 +151,32 @@ def plots(board: Board) -> list[str]:
 def _classes_plot(board: Board) -> str:
     by_night = board.new_causes()
     nights = sorted(by_night)
-    figure, axes = _figure("New causes per night, by value class (1 most valuable)")
+    figure, axes = _figure("New mechanisms per night, by value class (1 most valuable)")
     bottom = [0] * len(nights)
     for value_class in range(0, 6):
         counts = [by_night[n][value_class] for n in nights]
         if any(counts):
             axes.bar(nights, counts, bottom=bottom, label=f"class {value_class or '?'}")
             bottom = [b + c for b, c in zip(bottom, counts)]
+    if nights:
+        axes.legend(fontsize=7)
+    axes.tick_params(axis="x", rotation=45)
+    return _svg(figure)
+
+
+# What a night's causes are, as the tally plot stacks them.
+TALLIED = (("new", "new mechanisms"), ("refind", "re-finds (numfuzz's ledger)"),
+           ("known", "known hits"), ("by-design", "by design"))
+
+
+def _tally_plot(board: Board) -> str:
+    nights = list(board.tallies)
+    figure, axes = _figure("Per night: new mechanisms, re-finds, known and by-design hits")
+    bottom = [0] * len(nights)
+    for key, label in TALLIED:
+        counts = [board.tallies[n][key] for n in nights]
+        axes.bar(nights, counts, bottom=bottom, label=label)
+        bottom = [b + c for b, c in zip(bottom, counts)]
     if nights:
         axes.legend(fontsize=7)
     axes.tick_params(axis="x", rotation=45)
@@ -205,8 +230,11 @@ def cause_rows(board: Board, out: Path) -> list[str]:
         per_night = board.hits.get(f.signature, {})
         nightly = " ".join(f"{night}: {n}" for night, n in sorted(per_night.items())) or "—"
         surface = (f.arm or "").split("/")[0] or "—"
+        title = f.title or f.summary or f.signature
+        if f.ledger:  # one of numfuzz's own causes, found again: not drafted as new
+            title = f"re-find of {f.ledger}: {title}"
         cells = [str(f.value_class or "?"), html.escape(f.kind), html.escape(surface),
-                 html.escape(f.title or f.summary or f.signature), f.first_seen[:10],
+                 html.escape(title), f.first_seen[:10],
                  f.last_seen[:10], str(f.hits), html.escape(nightly), _upstream(f),
                  html.escape(f.status), _link(f.draft_path, out, "draft"),
                  _link(f.repro_path, out, "repro")]

@@ -29,9 +29,12 @@ added since version 1 are created on open (an older numfuzz ignores a table it d
 version 2 added columns to ``findings`` (an older numfuzz cannot read those rows, hence the new
 version), version 3 the column ``fixed_upstream`` and the table ``confirmations`` (a version-2
 numfuzz would draft a cause fixed upstream), and version 4 the columns ``value_class`` and
-``arm`` and the table ``arm_nights``: an older store gains them on open, in one transaction, and
-says version 4 from then on. A store of a version this numfuzz does not know
-is refused, untouched.
+``arm`` and the table ``arm_nights``, version 5 the column ``ledger`` (the cause of numfuzz's
+own ledger a finding re-finds, ``triage.ledger``: never drafted as new), the column
+``counted_as`` of ``known_hits`` (a known bug, or documented behaviour: by-design) and the table
+``variants`` (the other forms one mechanism was found in: ``signature.same_mechanism``): an
+older store gains them on open, in one transaction, and says version 5 from then on. A store of
+a version this numfuzz does not know is refused, untouched.
 """
 
 from __future__ import annotations
@@ -52,14 +55,17 @@ if TYPE_CHECKING:  # the store itself needs no torch: a confirmation's type is i
 DB_NAME = "findings.sqlite"
 STATUSES = ("open", "fixed", "flaky")
 UPSTREAM_STATES = ("filed", "wontfix")  # what a person recorded of the cause upstream
-SCHEMA_VERSION = 4
-READABLE = ("1", "2", "3", "4")  # versions this numfuzz opens (older ones are migrated on open)
-# Columns added to ``findings`` since version 1: ALTERed into older stores, created in new ones.
-ADDED_COLUMNS = {"upstream_state": "TEXT CHECK (upstream_state IN ('filed', 'wontfix'))",
-                 "upstream_url": "TEXT",
-                 "fixed_upstream": "TEXT",  # version 3: no longer on this newer torch
-                 "value_class": "INTEGER",  # version 4: triage.value (NULL: before classes)
-                 "arm": "TEXT"}  # version 4: the arm (surface/strategy) it was first found on
+SCHEMA_VERSION = 5
+READABLE = ("1", "2", "3", "4", "5")  # versions it opens (older ones are migrated on open)
+# Columns added since version 1, per table: ALTERed into older stores, created in new ones.
+ADDED_COLUMNS = {"findings": {
+    "upstream_state": "TEXT CHECK (upstream_state IN ('filed', 'wontfix'))",
+    "upstream_url": "TEXT",
+    "fixed_upstream": "TEXT",  # version 3: no longer on this newer torch
+    "value_class": "INTEGER",  # version 4: triage.value (NULL: before classes)
+    "arm": "TEXT",  # version 4: the arm (surface/strategy) it was first found on
+    "ledger": "TEXT"},  # version 5: the ledger cause it re-finds (triage.ledger)
+    "known_hits": {"counted_as": "TEXT NOT NULL DEFAULT 'known'"}}  # version 5: or by-design
 
 META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 SCHEMA = """
@@ -143,6 +149,14 @@ CREATE TABLE IF NOT EXISTS attempts (
     reason   TEXT NOT NULL DEFAULT '',
     at       TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS variants (
+    signature  TEXT NOT NULL,
+    variant    TEXT NOT NULL,
+    title      TEXT NOT NULL,
+    night      TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    PRIMARY KEY (signature, variant)
+);
 CREATE TABLE IF NOT EXISTS confirmations (
     signature TEXT NOT NULL,
     python    TEXT NOT NULL,
@@ -194,15 +208,18 @@ class Finding:
     fixed_upstream: str | None = None  # a newer torch it no longer reproduces on (--confirm-with)
     value_class: int | None = None  # triage.value: 1 (best) to 5; None before classes
     arm: str | None = None  # the campaign arm (surface/strategy) it was first found on
+    ledger: str | None = None  # the cause of numfuzz's own ledger it re-finds (``N19``)
     versions: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def awaits_draft(self) -> bool:
-        """Open, without a written draft, and nothing upstream says it needs none (filed,
+        """Open, without a written draft, not one of numfuzz's own ledger causes found again
+        (drafted only when asked for), and nothing upstream says it needs none (filed,
         wontfix, or fixed on a newer torch): what the nightly drafts."""
         return self.status == "open" and (self.draft_path is None or not
                                           Path(self.draft_path).exists()) \
-            and self.upstream_state is None and self.fixed_upstream is None
+            and self.upstream_state is None and self.fixed_upstream is None \
+            and self.ledger is None
 
     def to_dict(self) -> dict:
         data = dict(self.__dict__)
@@ -249,10 +266,11 @@ class Store:
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 self.db.execute(statement)
-        have = {r["name"] for r in self.db.execute("PRAGMA table_info(findings)")}
-        for name, declaration in ADDED_COLUMNS.items():
-            if name not in have:
-                self.db.execute(f"ALTER TABLE findings ADD COLUMN {name} {declaration}")
+        for table, columns in ADDED_COLUMNS.items():
+            have = {r["name"] for r in self.db.execute(f"PRAGMA table_info({table})")}
+            for name, declaration in columns.items():
+                if name not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                         (str(SCHEMA_VERSION),))
         return str(SCHEMA_VERSION)
@@ -306,8 +324,10 @@ class Store:
                 db.execute("INSERT OR IGNORE INTO sightings VALUES (?, ?, ?, ?)",
                            (finding.signature, *sighting, seen))
             if night is not None and key is not None:
+                outcome = f"refind: {finding.ledger}" if finding.ledger else \
+                    "new" if new else "recurring"
                 db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
-                           (night, key, finding.signature, "new" if new else "recurring", seen))
+                           (night, key, finding.signature, outcome, seen))
         return new
 
     def _upsert(self, db: sqlite3.Connection, f: Finding, seen: str) -> bool:
@@ -319,12 +339,12 @@ class Store:
                 "INSERT INTO findings (signature, kind, device, dtype, op_chain, output, title, "
                 "summary, distance_ulps, first_seen, last_seen, hits, reliability_ok, "
                 "reliability_k, status, case_path, repro_path, draft_path, attribution, "
-                "value_class, arm) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
+                "value_class, arm, ledger) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?)",
                 (f.signature, f.kind, f.device, f.dtype, f.op_chain, f.output, f.title,
                  f.summary, f.distance_ulps, seen, seen, ok, k, f.case_path, f.repro_path,
                  f.draft_path, json.dumps(f.attribution, sort_keys=True), f.value_class,
-                 f.arm))
+                 f.arm, f.ledger))
             return True
         # Seen again: a fixed bug that reappears is open again (a regression), fixed_in cleared.
         db.execute("UPDATE findings SET hits = hits + 1, last_seen = max(last_seen, ?), "
@@ -366,14 +386,23 @@ class Store:
                                 "draft_path IS ?", (path, signature, previous))
         return cursor.rowcount == 1
 
-    def record_known(self, entry: str, night: str, key: str) -> None:
-        """A case whose cause is already known (``fuzzer/known.toml``): a hit on the entry."""
+    def record_known(self, entry: str, night: str, key: str, counted_as: str = "known") -> None:
+        """A case whose cause is already known (``fuzzer/known.toml``, or a known or not-a-bug
+        row of the ledger): a hit on the entry, ``counted_as`` a known bug or ``by-design``."""
         seen = now()
         with self.transaction() as db:
-            db.execute("INSERT OR IGNORE INTO known_hits VALUES (?, ?, ?, ?)",
-                       (entry, night, key, seen))
+            db.execute("INSERT OR IGNORE INTO known_hits (entry, night, key, at, counted_as) "
+                       "VALUES (?, ?, ?, ?, ?)", (entry, night, key, seen, counted_as))
             db.execute("INSERT OR REPLACE INTO processed VALUES (?, ?, ?, ?, ?)",
-                       (night, key, None, f"known: {entry}", seen))
+                       (night, key, None, f"{counted_as}: {entry}", seen))
+
+    def record_variant(self, signature: str, variant: str, title: str, night: str) -> None:
+        """Another form of cause ``signature``'s mechanism (another view or elementwise op
+        carrying it, NaN instead of a loss of accuracy), first met on ``night``: listed in its
+        draft, not drafted."""
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO variants VALUES (?, ?, ?, ?, ?)",
+                       (signature, variant, title, night, now()))
 
     def set_upstream(self, signature: str, state: str, url: str) -> bool:
         """Record the upstream issue of a root cause (``filed``, or ``wontfix``: closed upstream
@@ -507,12 +536,49 @@ class Store:
             "SELECT head, graph FROM sightings WHERE signature = ? ORDER BY first_seen",
             (signature,))]
 
-    def known_hits(self, night: str | None = None) -> dict[str, int]:
-        """Hits per known entry (tonight's, or all)."""
-        query = "SELECT entry, count(*) FROM known_hits" + (" WHERE night = ?" if night else "")
+    def known_hits(self, night: str | None = None, counted_as: str | None = None
+                   ) -> dict[str, int]:
+        """Hits per known entry (tonight's, or all; those counted as ``counted_as``, or all)."""
+        where = [w for w, on in (("night = ?", night), ("counted_as = ?", counted_as)) if on]
+        query = "SELECT entry, count(*) FROM known_hits" + \
+            (f" WHERE {' AND '.join(where)}" if where else "")
         rows = self.db.execute(query + " GROUP BY entry ORDER BY entry",
-                               (night,) if night else ())
+                               tuple(v for v in (night, counted_as) if v))
         return {entry: n for entry, n in rows}
+
+    def variants(self, signature: str) -> list[tuple[str, str]]:
+        """The other forms its mechanism was found in: (signature, title), oldest first."""
+        return [(r["variant"], r["title"]) for r in self.db.execute(
+            "SELECT variant, title FROM variants WHERE signature = ? ORDER BY first_seen",
+            (signature,))]
+
+    def tally(self, night: str) -> dict[str, int]:
+        """One night's causes by what they are (SUMMARY.md, the dashboard, ``findings
+        --yield``): ``new`` mechanisms (in neither the known list nor numfuzz's ledger, nor one
+        mechanism with a cause the store holds), ``refind`` (the ledger's causes found again),
+        ``known`` and ``by-design`` hits, ``variants`` of a stored mechanism, and
+        ``signatures``: the new signatures as counted before causes were matched by mechanism
+        and against the ledger (new mechanisms, re-finds under a signature not seen before,
+        and variants)."""
+        rows = list(self.night_rows(night))
+        new = {r["signature"] for r in rows if r["outcome"] == "new"}
+        refound = {r["signature"]: r["outcome"].split(": ", 1)[1] for r in rows
+                   if r["outcome"].startswith("refind: ")}
+        first_tonight = {sig for sig in refound if sig and self.db.execute(
+            "SELECT 1 FROM processed WHERE signature = ? AND night != ? LIMIT 1",
+            (sig, night)).fetchone() is None}
+        variants = self.db.execute("SELECT count(*) FROM variants WHERE night = ?",
+                                   (night,)).fetchone()[0]
+        return {"new": len(new), "refind": len(set(refound.values())),
+                "known": sum(self.known_hits(night, "known").values()),
+                "by-design": sum(self.known_hits(night, "by-design").values()),
+                "variants": int(variants),
+                "signatures": len(new) + len(first_tonight) + int(variants)}
+
+    def nights(self) -> list[str]:
+        """Every night that processed a case file, oldest first."""
+        return [r[0] for r in self.db.execute(
+            "SELECT night FROM processed GROUP BY night ORDER BY min(at)")]
 
     def processed(self, night: str, key: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM processed WHERE night = ? AND key = ?",

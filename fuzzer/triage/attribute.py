@@ -33,7 +33,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from fuzzer import clock
@@ -54,6 +54,7 @@ from fuzzer.execute.recipe import FRESH_ENV, Recipe
 from fuzzer.execute.surface import DEPLOYED, UNCOMPILED
 from fuzzer.execute.task import HARNESS_ERROR
 from fuzzer.execute.workers import _python_path
+from fuzzer.gen import domains
 from fuzzer.judge.key import same_divergence
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
@@ -80,6 +81,15 @@ class Knob:
     why: str = ""
     flags: dict = field(default_factory=dict)
     surface: dict = field(default_factory=dict)  # compile arguments changed (``Surface`` fields)
+    layout: str = ""  # a layout fact of the case's inputs taken back (``gen.domains``)
+
+    def applied(self, case: Case) -> Case:
+        """The case this knob runs: ``case`` itself, or (a layout knob) the same program and
+        values without the layout fact, its recorded divergence kept as the target."""
+        if not self.layout:
+            return case
+        graph, inputs = domains.without_layout_fact(case.graph, case.inputs, self.layout)
+        return replace(case, graph=graph, inputs=inputs)
 
     def applies(self, device: str) -> bool:
         return Device(device).type in self.devices
@@ -193,6 +203,26 @@ def surface_knobs(case: Case) -> tuple[Knob, ...]:
     return tuple(knobs)
 
 
+# A knob that takes back one layout fact of the case's inputs is named for the fact
+# (``layout:flat``): what the divergence needs of how its inputs are stored, where taking it back
+# makes it vanish (``gen.domains.LAYOUT_FACTS``).
+LAYOUT = "layout:"
+
+
+def layout_knobs(case: Case) -> tuple[Knob, ...]:
+    """One knob per layout fact the case's inputs carry (weights in one flat buffer, an input
+    at a storage offset or non-contiguous, views passed beside their input), each taking it
+    back alone."""
+    return tuple(Knob(f"{LAYOUT}{fact}", layout=fact, why=domains.LAYOUT_FACTS[fact])
+                 for fact in domains.layout_facts(case.graph, case.inputs))
+
+
+def case_knobs(case: Case) -> tuple[Knob, ...]:
+    """The knobs a case brings of its own: its surface's options and stages, then its layout
+    facts."""
+    return (*surface_knobs(case), *layout_knobs(case))
+
+
 def knob_named(name: str) -> Knob:
     for knob in KNOBS:
         if knob.name == name:
@@ -246,6 +276,14 @@ class Attribution:
 
     def surface_knobs(self) -> list[KnobResult]:
         return [k for k in self.knobs if k.knob.startswith(SURFACE)]
+
+    def layout(self) -> list[str]:
+        """The layout facts of its inputs it needs (``flat``, ``offset``, ``strides``,
+        ``aliased``): those whose taking back makes it vanish."""
+        return [k.removeprefix(LAYOUT) for k in self.vanishing() if k.startswith(LAYOUT)]
+
+    def layout_knobs(self) -> list[KnobResult]:
+        return [k for k in self.knobs if k.knob.startswith(LAYOUT)]
 
     def stage(self) -> str:
         """Where a deployment's divergence appears ('' for torch.compile's, or none run): the
@@ -332,7 +370,7 @@ def flip(case: Case, knob: Knob, pool: Runners, k: int = 1,
     seen: Counter[str] = Counter()
     verdict: Verdict | None = None
     while sum(seen.values()) < k and (not seen or seen.most_common(1)[0][1] <= k // 2):
-        verdict = run_fresh(runner, case, case.recipe.with_knob(
+        verdict = run_fresh(runner, knob.applied(case), case.recipe.with_knob(
             knob.config, knob.backend, knob.flags, knob.surface), timeout)
         hung = verdict.kind == Kind.TIMEOUT and target.kind != Kind.TIMEOUT
         if timeout is not None and hung:
@@ -370,7 +408,7 @@ def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
     timeout = scaled_timeout(clock.now() - began)  # a knob run past it has hung
     attribution = Attribution(same_divergence(case.verdict, base), base.summary())
     if attribution.reproduces:
-        order = {knob.name: rank for rank, knob in enumerate((*knobs, *surface_knobs(case)))}
+        order = {knob.name: rank for rank, knob in enumerate((*knobs, *case_knobs(case)))}
 
         def job(knob: Knob) -> Callable[[Runners], KnobResult]:
             def run(runners: Runners) -> KnobResult:
@@ -386,7 +424,7 @@ def attribute(case: Case, pool: Runners, knobs: Sequence[Knob] = KNOBS,
                 else run_here(jobs, pool)
 
         eager = [knob for knob in knobs if knob.name == EAGER_BACKEND]
-        results = run_all([knob for knob in (*knobs, *surface_knobs(case)) if knob not in eager])
+        results = run_all([knob for knob in (*knobs, *case_knobs(case)) if knob not in eager])
         results += _eager_after(results, eager, run_all)
         attribution.knobs = sorted(results, key=lambda r: order.get(r.knob, len(order)))
     attribution.seconds = round(clock.now() - start, 1)

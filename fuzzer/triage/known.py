@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import fields as fields_of
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -59,14 +60,20 @@ def bare(label: str) -> str:
     return ALIASES.get(name, name)
 
 
-STATUSES = ("open", "wontfix", "fixed")
+STATUSES = ("open", "wontfix", "fixed", "by-design")
+# What a hit on an entry of each status is counted as (SUMMARY.md, ``findings --yield``): a
+# bug upstream knows, or behaviour torch documents (not a bug at all).
+KNOWN, BY_DESIGN = "known", "by-design"
 
 
-@dataclass(frozen=True)
-class Known:
-    id: str
-    what: str
-    urls: tuple[str, ...] = ()
+@dataclass(frozen=True, kw_only=True)
+class Conditions:
+    """What a cause must show to be a known one: every condition set holds (an empty one holds
+    for any cause). The one matcher of the known list (``known.toml``) and of numfuzz's own
+    ledger (``fuzzer/causes.toml``, ``triage.ledger``), each condition read off the cause's
+    signature fields (``signature.signature_fields``) and, unhashed, its mechanism (``root``:
+    where it first diverges), its value class and its crash message."""
+
     family: tuple[str, ...] = ()
     device: str = ""
     vanishes_with: tuple[str, ...] = ()
@@ -75,9 +82,15 @@ class Known:
     torch: str = ""
     aliased_arguments: str = ""  # "output" or "read" (``signature.aliased_arguments``)
     error_any: tuple[str, ...] = ()  # a crash: one of these is in its exception type or frames
-    status: str = "open"  # what upstream decided (STATUSES); files without it are open
-    fixed_in: str = ""  # with status "fixed": the first torch release holding the fix
-    repro: str = ""  # a standalone torch script: exit 1 the bug is there, 0 not, 2 cannot run
+    message_any: tuple[str, ...] = ()  # one of these is in its verdict's message
+    # A cause that shows as a crash or as a wrong value: where it crashes, one of these is in
+    # the crash's message (not asked of its other forms).
+    crashes_with: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()  # options of its surface it needs (``freezing=True``), all
+    stage: str = ""  # a deployment: this is in the name of the stage that first shows it
+    layout: tuple[str, ...] = ()  # layout facts that tell it (``attribute.LAYOUT_FACTS``), all
+    gradient: bool | None = None  # a diverging gradient (True) or a forward value (False)
+    value_class: tuple[int, ...] = ()  # its value class (``triage.value``) is one of these
     # Its mechanism, whatever kind it shows as: the op where the divergence first appears
     # (``triage.locate``), and the family it shows there. A cause whose first divergent op is
     # one of ``mechanism_ops`` (showing one of ``mechanism_family``) matches without its
@@ -85,38 +98,14 @@ class Known:
     mechanism_ops: tuple[str, ...] = ()
     mechanism_family: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"entry {self.id!r}: status must be one of {STATUSES}, "
-                             f"not {self.status!r}")
-        if (self.status == "fixed") != bool(self.fixed_in):
-            raise ValueError(f"entry {self.id!r}: fixed_in goes with status \"fixed\", and "
-                             "only with it")
+    def check_torch(self, name: str) -> None:
+        """A ``torch`` spec that parses nowhere would silently never match: ValueError."""
         for part in (q.strip() for q in self.torch.split(",") if q.strip()):
-            try:  # a spec that parses nowhere would silently never match
+            try:
                 torch.torch_version.Version(part.lstrip("<>="))
             except torch.torch_version.InvalidVersion:
-                raise ValueError(f"entry {self.id!r}: torch {self.torch!r} is not like "
+                raise ValueError(f"entry {name!r}: torch {self.torch!r} is not like "
                                  "\">=2.5,<2.14\"") from None
-        if self.fixed_in:  # a release torch can compare with
-            try:
-                torch.torch_version.Version(str(self.fixed_in))
-            except torch.torch_version.InvalidVersion:
-                raise ValueError(f"entry {self.id!r}: fixed_in {self.fixed_in!r} is not a torch "
-                                 "version") from None
-
-    def reappeared(self, version: str | None = None) -> bool:
-        """Fixed upstream in a release this torch is at or past: a match is a regression."""
-        return self.status == "fixed" and \
-            applies_to(f">={self.fixed_in}", version or str(torch.__version__))
-
-    def state(self, version: str | None = None) -> str:
-        """How a person reads the entry's upstream state on this torch."""
-        if self.status != "fixed":
-            return self.status
-        if self.reappeared(version):
-            return f"fixed in {self.fixed_in}, but seen again on this torch"
-        return f"fixed in {self.fixed_in}"
 
     def matches(self, fields: dict, version: str | None = None) -> bool:
         """Every condition holds, the family and core ones either on the cause as it showed
@@ -134,6 +123,15 @@ class Known:
             fields.get("aliased_arguments") == self.aliased_arguments,
             not self.error_any or any(part in str(where) for part in self.error_any
                                       for where in fields.get("error", [])),
+            not self.message_any or any(part in str(fields.get("message", ""))
+                                        for part in self.message_any),
+            not self.crashes_with or fields.get("family") != "crash" or
+            any(part in str(fields.get("message", "")) for part in self.crashes_with),
+            set(self.needs) <= set(fields.get("needs", [])),
+            not self.stage or self.stage in str(fields.get("stage", "")),
+            set(self.layout) <= set(fields.get("layout", [])),
+            self.gradient is None or bool(fields.get("gradient")) == self.gradient,
+            not self.value_class or fields.get("value_class") in self.value_class,
             applies_to(self.torch, version or str(torch.__version__)),
         ))
 
@@ -143,6 +141,70 @@ class Known:
         return bool(self.mechanism_ops) and bare(str(root.get("op", ""))) in \
             {bare(label) for label in self.mechanism_ops} and \
             (not self.mechanism_family or root.get("family") in self.mechanism_family)
+
+    def specificity(self) -> int:
+        """How much a match on it says: a point per condition it sets, and two per fact that
+        must all hold (each layout fact, surface option, knob, op of ``core_all``)."""
+        every = ("layout", "needs", "vanishes_with", "core_all")
+        return sum(2 * len(value) if f.name in every else
+                   int(bool(value) or value is False)
+                   for f in fields_of(Conditions) if (value := getattr(self, f.name)) != ())
+
+    @property
+    def fingerprinted(self) -> bool:
+        """Does a raw crash's file alone tell this cause (its exception, frames or message),
+        with no condition that only triage can decide (knobs, surface options, layout, stage)?
+        Such a raw crash is settled by one confirming run, before anything is minimized
+        (``nightly.buckets``)."""
+        return bool(self.error_any or self.message_any or self.crashes_with) and not (
+            self.vanishes_with or self.needs or self.layout or self.stage)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Known(Conditions):
+    """One entry of the known list: the conditions a cause must show, and what upstream
+    decided of it (``status``: open, wontfix, fixed in ``fixed_in``, or by-design: behaviour
+    torch documents, ``urls`` naming where)."""
+
+    id: str
+    what: str
+    urls: tuple[str, ...] = ()
+    status: str = "open"  # what upstream decided (STATUSES); files without it are open
+    fixed_in: str = ""  # with status "fixed": the first torch release holding the fix
+    repro: str = ""  # a standalone torch script: exit 1 the bug is there, 0 not, 2 cannot run
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"entry {self.id!r}: status must be one of {STATUSES}, "
+                             f"not {self.status!r}")
+        if (self.status == "fixed") != bool(self.fixed_in):
+            raise ValueError(f"entry {self.id!r}: fixed_in goes with status \"fixed\", and "
+                             "only with it")
+        self.check_torch(self.id)
+        if self.fixed_in:  # a release torch can compare with
+            try:
+                torch.torch_version.Version(str(self.fixed_in))
+            except torch.torch_version.InvalidVersion:
+                raise ValueError(f"entry {self.id!r}: fixed_in {self.fixed_in!r} is not a torch "
+                                 "version") from None
+
+    @property
+    def counted_as(self) -> str:
+        """What a hit on it is: known (a bug upstream knows) or by-design."""
+        return BY_DESIGN if self.status == "by-design" else KNOWN
+
+    def reappeared(self, version: str | None = None) -> bool:
+        """Fixed upstream in a release this torch is at or past: a match is a regression."""
+        return self.status == "fixed" and \
+            applies_to(f">={self.fixed_in}", version or str(torch.__version__))
+
+    def state(self, version: str | None = None) -> str:
+        """How a person reads the entry's upstream state on this torch."""
+        if self.status != "fixed":
+            return self.status
+        if self.reappeared(version):
+            return f"fixed in {self.fixed_in}, but seen again on this torch"
+        return f"fixed in {self.fixed_in}"
 
 
 def applies_to(spec: str, version: str) -> bool:
@@ -158,6 +220,16 @@ def applies_to(spec: str, version: str) -> bool:
     return True
 
 
+def table_values(raw: dict) -> dict[str, Any]:
+    """A TOML table's values as ``Conditions`` (and its subclasses) take them: lists as tuples,
+    a lone family as a tuple of one. Unchecked: a wrong type or key is the dataclass's
+    TypeError, which a reader turns into its one line."""
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    if isinstance(values.get("family"), str):
+        values["family"] = (values["family"],)
+    return values
+
+
 @cache
 def entries(path: Path = KNOWN_FILE) -> tuple[Known, ...]:
     """The entries of ``path``; InputError (one line) on a malformed file."""
@@ -165,15 +237,7 @@ def entries(path: Path = KNOWN_FILE) -> tuple[Known, ...]:
 
     try:
         data = tomllib.loads(path.read_text())
-        found = []
-        for raw in data.get("known", []):
-            # TOML's values, unchecked: a wrong type or key is Known's TypeError, caught below
-            values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                                      for k, v in raw.items()}
-            if isinstance(values.get("family"), str):
-                values["family"] = (values["family"],)
-            found.append(Known(**values))
-        return tuple(found)
+        return tuple(Known(**table_values(raw)) for raw in data.get("known", []))
     except (OSError, ValueError, TypeError, AttributeError) as err:  # AttributeError: not tables
         raise InputError(f"{path}: not a valid known-issues file: {err}") from None
 

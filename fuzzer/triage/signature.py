@@ -19,6 +19,9 @@ The fields (``signature_fields``):
 - ``needs``: present where the case ran on a surface of the catalogue and taking back one of its
   options (freezing, the C++ GEMM template, automatic dynamic …) makes it vanish: the options it
   needs (``attribute.surface_knobs``);
+- ``layout``: present where taking back one layout fact of its inputs makes it vanish (weights
+  views into one flat buffer, an input at a storage offset or non-contiguous, views passed beside
+  their input: ``gen.domains.LAYOUT_FACTS``): the facts it needs;
 - ``stage``: present for a deployment (torch.export, AOTInductor): the first stage that shows it
   (export, its decompositions, Inductor on the exported graph, or AOTInductor's own package).
 
@@ -50,11 +53,13 @@ from collections.abc import Callable, Sequence
 from fuzzer.corpus.case import Case
 from fuzzer.device import Device
 from fuzzer.execute.pool import Runners, Spread
+from fuzzer.ir import ops
 from fuzzer.ir.graph import canonical_order
 from fuzzer.judge import semantics
 from fuzzer.judge.key import error_type
 from fuzzer.judge.kinds import RAISED, Kind
 from fuzzer.judge.verdict import Verdict
+from fuzzer.triage import value
 from fuzzer.triage.attribute import EAGER_BACKEND, KNOBS, Attribution, Knob, attribute
 from fuzzer.triage.known import bare
 from fuzzer.triage.locate import locate
@@ -127,6 +132,9 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
     needs = attribution.needs() if attribution else []
     if needs:  # the options of its surface it needs (older keys, and default ones, unchanged)
         fields["needs"] = sorted(needs)
+    layout = attribution.layout() if attribution else []
+    if layout:  # how its inputs are stored, where that tells it (older keys unchanged)
+        fields["layout"] = sorted(layout)
     stage = attribution.stage() if attribution else ""
     if stage:  # a deployment's stage where it appears (torch.export, AOTInductor)
         fields["stage"] = stage
@@ -160,6 +168,16 @@ def mechanism_of(attribution: Attribution | None) -> dict:
     kind = root.get("kind", "")
     return {"op": root.get("label", ""), "family": FAMILY.get(kind, kind), "kind": kind,
             "confirmed": bool(root.get("confirmed"))}
+
+
+def match_fields(case: Case, attribution: Attribution | None, fields: dict) -> dict:
+    """What the known list and the ledger match a cause by (``known.Conditions``): its
+    signature fields and, not hashed, where it first diverges, its value class, its crash
+    message and its signature."""
+    root = mechanism_of(attribution)
+    return {**fields, "root": root, "value_class": value.classify(case, root).number,
+            "message": case.verdict.message if case.verdict is not None else "",
+            "signature": signature_of(fields)}
 
 
 def signature_of(fields: dict) -> str:
@@ -216,3 +234,69 @@ def same_cause(a: dict, b: dict) -> bool:
         return not long
     rest = iter(long)
     return all(op in rest for op in short)
+
+
+# ------------------------------------------------------------------ one cause per mechanism
+
+# The families one wrong value shows as: the same op's divergence may be a NaN in one program, a
+# loss of accuracy in another, a flipped code in a third.
+VALUE_FAMILIES = ("flip", "nonfinite", "accuracy")
+# What tells a mechanism, beside where it first goes wrong: the layer or stage, the knobs and
+# options that make it vanish, the layout facts, arguments that alias, a gradient.
+TELLING = ("device", "backend", "vanishes_with", "needs", "stage", "layout",
+           "aliased_arguments", "gradient")
+
+
+def op_class(label: str) -> str:
+    """What an op does to storage, where that is all a mechanism needs of it: ``write`` (an
+    in-place op or a store), ``view`` (a view of its input), ``pointwise``; any other op is
+    itself (``bare``)."""
+    spec = ops.REGISTRY.get(label)
+    if spec is None:
+        return bare(label)
+    if spec.mutates:
+        return "write"
+    if spec.alias is not None:
+        return "view"
+    return "pointwise" if spec.elementwise else bare(label)
+
+
+def mechanism_key(fields: dict, root: dict | None) -> dict | None:
+    """What one mechanism keeps when it is found through another view, another elementwise op
+    that carries it out, or as NaN instead of a loss of accuracy (``fields``: signature fields;
+    ``root``: where it first diverges, ``mechanism_of``): None where that cannot be told (no
+    first divergent op located and nothing structural that tells it).
+
+    - A crash or timeout is its exception and innermost frames, whatever surface it showed on.
+    - A cause told by structure (layout facts, arguments that alias, an aliasing or meta
+      divergence) is what its first divergent op does to storage (``op_class``: a write), or,
+      unlocated, the classes of its core's ops, views left out: which view or which elementwise
+      op carries it does not make another bug.
+    - Any other value divergence is the op where it first goes wrong, by name: a vectorized
+      ``erf`` and a vectorized ``expm1`` are two bugs, though one knob makes both vanish.
+    """
+    family = fields.get("family", "")
+    if family in ("crash", "timeout"):
+        return {"family": family, "device": fields.get("device"),
+                "backend": fields.get("backend"), "error": fields.get("error")}
+    key = {name: fields.get(name) for name in TELLING}
+    key["family"] = "value" if family in VALUE_FAMILIES else family
+    first = (root or {}).get("op")
+    structural = bool(fields.get("layout") or fields.get("aliased_arguments")) or \
+        family in ("aliasing", "meta")
+    if structural:
+        key["op"] = [op_class(first)] if first else \
+            sorted({op_class(op) for op in fields.get("core", [])} - {"view"})
+    elif first:
+        key["op"] = [bare(first)]
+    else:
+        return None
+    return key
+
+
+def same_mechanism(a: dict, a_root: dict | None, b: dict, b_root: dict | None) -> bool:
+    """One mechanism (``mechanism_key``): two causes that differ only in which view or which
+    elementwise op carries the divergence, or in whether it shows as NaN or as a loss of
+    accuracy, are one cause with variants (one draft)."""
+    key = mechanism_key(a, a_root)
+    return key is not None and key == mechanism_key(b, b_root)

@@ -1,0 +1,345 @@
+"""New means new: numfuzz remembers what it found. A night's cause that is one of its own ledger
+causes (FINDINGS.md, ``fuzzer/causes.toml``) is a re-find under its id, never drafted as new;
+causes that differ only in the view or elementwise op that carries them, or in NaN against a
+loss of accuracy, are one mechanism with variants; the layout facts a generator chose are knobs
+of the ablation, told in the signature, the title and the matching; a crash whose file already
+names a known cause is settled by one run, whatever surface it showed on; and a night counts
+new mechanisms, re-finds, known and by-design hits apart."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from fuzzer.cli.common import main
+from fuzzer.execute.pool import RunnerPool
+from fuzzer.gen import domains
+from fuzzer.gen.grammar import Builder
+from fuzzer.judge.kinds import Kind
+from fuzzer.judge.verdict import Verdict
+from fuzzer.nightly import pipeline
+from fuzzer.nightly.backlog import Backlog
+from fuzzer.nightly.buckets import tells
+from fuzzer.nightly.night import Context, Night
+from fuzzer.report import draft
+from fuzzer.report.store import Store
+from fuzzer.triage import known, ledger
+from fuzzer.triage.attribute import Attribution, KnobResult
+from fuzzer.triage.known import Conditions
+from fuzzer.triage.signature import mechanism_key, same_mechanism
+from tests import triage_fakes as tf
+from tests.conftest import night_settings
+
+VALUE = {"device": "cpu", "backend": "inductor", "vanishes_with": []}
+
+
+def cause(**fields) -> dict:
+    return {"family": "accuracy", "core": [], **VALUE, **fields}
+
+
+# ------------------------------------------------------------------ the ledger, matched
+
+
+def test_the_ledger_loads_and_each_kept_repro_is_there() -> None:
+    causes = ledger.causes()
+    ids = [c.id for c in causes]
+    assert len(ids) == len(set(ids)) and {"N1", "N7", "N19", "K27", "X2"} <= set(ids)
+    assert all(c.repro_paths() for c in causes if c.id in ("N5", "N7", "N9", "N19", "N20"))
+    assert {c.id[0]: c.counted_as for c in causes} == {
+        "N": ledger.REFIND, "K": known.KNOWN, "X": known.BY_DESIGN, "Z": known.BY_DESIGN}
+    assert ledger.named("N19").state() == "found, not filed"
+
+
+def test_the_most_specific_form_wins_n7_before_n6() -> None:
+    """N6 (a write not seen through a window passed beside its input) and N7 (the same with the
+    input at a storage offset) both match aliased arguments at an offset; N7 says more."""
+    n7 = cause(layout=["aliased", "offset"], aliased_arguments="read")
+    n6 = cause(layout=["aliased"], aliased_arguments="read")
+    assert ledger.match(n7).id == "N7"
+    assert ledger.match(n6).id == "N6"
+    assert ledger.match(cause(layout=["offset"])) is None  # an offset alone is neither
+
+
+def test_n19_is_known_by_its_layout_and_its_surface_not_by_a_linear_alone() -> None:
+    gemm = {"needs": ["freezing=True", "max_autotune_gemm_backends=CPP"],
+            "core": ["layer_norm", "linear", "add", "gt"], "family": "flip"}
+    assert ledger.match(cause(**gemm, layout=["flat"])).id == "N19"
+    assert ledger.match(cause(**gemm, layout=["offset"])).id == "N19"
+    assert ledger.match(cause(**gemm)) is None  # no layout fact: another GEMM cause
+    assert ledger.match(cause(**{**gemm, "needs": []}, layout=["flat"])) is None
+
+
+def test_a_recorded_signature_is_its_cause_whatever_its_fields() -> None:
+    """FINDINGS lists N1's signatures; a night that signs one again found N1."""
+    assert ledger.match(cause(signature="6c3623d2fc4e456f")).id == "N1"
+    assert ledger.match(cause(signature="0" * 16)) is None
+
+
+def test_a_form_holds_only_where_every_condition_does() -> None:
+    form = Conditions(family=("crash",), message_any=("conflicting declaration",))
+    crash = {"family": "crash", "message": "CppCompileError: conflicting declaration 'auto x'"}
+    assert form.matches(crash) and form.fingerprinted
+    assert not form.matches({**crash, "message": "CppCompileError: something else"})
+    assert not form.matches({**crash, "family": "accuracy"})
+    either = Conditions(aliased_arguments="output", crashes_with=("ViewMeta",))
+    assert either.matches({"family": "accuracy", "aliased_arguments": "output"})
+    assert not either.matches({"family": "crash", "aliased_arguments": "output", "message": "x"})
+    assert Conditions(layout=("flat",), family=("crash",)).fingerprinted is False
+
+
+# ------------------------------------------------------------------ one mechanism, one draft
+
+
+def test_views_that_carry_one_write_are_one_mechanism() -> None:
+    """An export of a write through a view returning ``narrow``, ``x0[1::2]``, ``unsqueeze`` or
+    ``diagonal`` of its input: one behaviour, four cores."""
+    export = {"family": "aliasing", "stage": "export's decompositions", **VALUE}
+    forms = [cause(**export, core=["mul_", view]) for view in
+             ("narrow", "slice_step", "unsqueeze", "diagonal")]
+    assert all(same_mechanism(forms[0], None, f, None) for f in forms[1:])
+    other_stage = {**forms[0], "stage": "Inductor on the exported graph"}
+    assert not same_mechanism(forms[0], None, other_stage, None)
+
+
+def test_a_write_carried_out_by_another_elementwise_op_is_one_mechanism() -> None:
+    """N7's write lands one element off; ``* -3.0`` or ``+ 1`` only carries it out."""
+    a = cause(core=["pow_", "unsqueeze", "mul_scalar"], layout=["aliased", "offset"],
+              aliased_arguments="read")
+    b = cause(core=["add_", "add_scalar"], layout=["aliased", "offset"],
+              aliased_arguments="read", family="nonfinite")
+    assert same_mechanism(a, {"op": "pow_"}, b, {"op": "add_"})
+    assert not same_mechanism(a, {"op": "pow_"}, {**b, "layout": ["aliased"]}, {"op": "add_"})
+
+
+def test_nan_and_a_loss_of_accuracy_of_one_op_are_one_mechanism_two_ops_are_two() -> None:
+    simd = {"vanishes_with": ["cpp.simdlen=0"]}
+    erf_nan = cause(**simd, family="nonfinite", core=["erf", "reciprocal"])
+    erf_loss = cause(**simd, family="accuracy", core=["erf"])
+    expm1 = cause(**simd, family="accuracy", core=["expm1"])
+    assert same_mechanism(erf_nan, {"op": "erf"}, erf_loss, {"op": "erf"})
+    assert not same_mechanism(erf_loss, {"op": "erf"}, expm1, {"op": "expm1"})
+    assert mechanism_key(erf_loss, None) is None  # unlocated, nothing structural: not told
+
+
+def test_one_crash_is_one_mechanism_on_every_surface() -> None:
+    error = ["AssertionError", "torch/_functorch/_aot_autograd/x.py:f"]
+    a = cause(family="crash", error=error, needs=["freezing=True"], core=["a"])
+    b = cause(family="crash", error=error, stage="export's decompositions", core=["b"])
+    assert same_mechanism(a, None, b, None)
+    assert not same_mechanism(a, None, {**b, "error": ["RuntimeError", *error[1:]]}, None)
+
+
+# ------------------------------------------------------------------ layout facts as knobs
+
+
+def _laid_out_graph():
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4, 6))
+    w1, w2 = b.input((6,), role="w"), b.input((6,), role="w")
+    view = b.op("slice", x, index=((1, 3, None),))
+    b.graph.node(view).attrs["passed"] = True
+    b.graph.outputs = [b.op("add", b.op("mul", x, w1), w2), b.op("mul_scalar", view, value=2.0)]
+    for n in (w1, w2):
+        b.graph.node(n).attrs.update(state="param", flat=0)
+    inputs = {str(n): torch.ones(b.graph.node(n).shape) for n in b.graph.input_ids()}
+    inputs[str(x)] = domains.lay_out(torch.arange(24.0).reshape(4, 6), "offset")
+    return b.graph, inputs, x
+
+
+def test_the_layout_facts_of_a_program_and_each_taken_back_alone() -> None:
+    graph, inputs, x = _laid_out_graph()
+    assert domains.layout_facts(graph, inputs) == ["flat", "offset", "aliased"]
+    for fact in ("flat", "offset", "aliased"):
+        g, values = domains.without_layout_fact(graph, inputs, fact)
+        assert fact not in domains.layout_facts(g, values)
+        assert [f for f in domains.layout_facts(g, values)] == \
+            [f for f in ("flat", "offset", "aliased") if f != fact]
+        assert all(torch.equal(values[k], inputs[k]) for k in inputs)  # the same values
+    assert inputs[str(x)].storage_offset() == 1  # the case's own inputs are untouched
+    strided = {**inputs, str(x): domains.lay_out(inputs[str(x)].contiguous(), "transposed")}
+    assert "strides" in domains.layout_facts(graph, strided)
+
+
+def test_a_divergence_that_needs_an_offset_is_told_so_by_triage(fake_runner) -> None:
+    """``nan_on_layout`` diverges only when an input is not contiguous from its storage's
+    start: the layout knob says the offset is what it needs, the signature keeps it, the title
+    says it, and the knob that takes back what the case does not have is not there."""
+    from fuzzer.triage.signature import signature_fields
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((8,))
+    b.graph.outputs = [b.op("mul_scalar", x, value=2.0)]
+    inputs = {str(x): domains.lay_out(torch.linspace(-1, 1, 8), "offset")}
+    case = tf.judged_case(b.graph, inputs, "tests.fakes:nan_on_layout", fake_runner)
+    assert case.verdict.kind == Kind.NONFINITE
+    attribution = tf.attributed(case, fake_runner)
+    assert attribution.layout() == ["offset"]
+    assert [k.knob for k in attribution.layout_knobs()] == ["layout:offset"]
+    assert signature_fields(case, attribution)["layout"] == ["offset"]
+    assert "with an input at a storage offset" in draft.title_for(case, attribution)
+    assert "storage offset" not in draft.title_for(case)
+    assert "every input at storage offset 0" in draft.ablation(attribution)
+    contiguous = tf.judged_case(b.graph, {str(x): torch.linspace(-1, 1, 8)},
+                                "tests.fakes:nan_on_layout", fake_runner)
+    assert not contiguous.verdict.is_finding  # the fact is what tells it, both ways
+
+
+def test_a_title_names_the_op_that_first_goes_wrong_where_its_expression_does_not() -> None:
+    """A head's input is already in the title's expression (``e8m0(x * 3.0)``): said once. An
+    op the diverging expression does not show (a write whose value a later read carries out;
+    here another output's op) comes first: ``<op> goes wrong first; …``."""
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4,))
+    scaled = b.op("mul_scalar", x, value=3.0)
+    other = b.op("exp", x)
+    b.graph.outputs = [b.op("e8m0", scaled, eps=1e-30), other]
+    case = tf.case_of_verdict(b.graph)
+
+    def at(node: int, label: str) -> Attribution:
+        return Attribution(True, "", root={"node": node, "label": label, "kind": "accuracy"})
+
+    assert draft.title_for(case, at(scaled, "mul_scalar")) == draft.title_for(case)
+    title = draft.title_for(case, at(other, "exp"))
+    assert title.startswith("[inductor][cpu] torch.exp(x) goes wrong first; "), title
+
+
+# ------------------------------------------------------------------ a night's cause recorded
+
+
+@pytest.fixture
+def ctx(fake_runner, tmp_path):
+    settings = night_settings(reports=tmp_path / "reports")
+    with Store.in_reports(settings.reports) as store:
+        yield Context(settings, Night("2030-01-02", 1, 1), settings.reports / "2030-01-02",
+                      store, RunnerPool({"cpu": fake_runner}), lambda line: None)
+
+
+def _recorded(ctx, case, attribution, key):
+    from fuzzer.triage.signature import signature_fields
+
+    fields = signature_fields(case, attribution)
+    return pipeline._record(ctx, key, case, attribution, fields, (3, 3), ("e8m0", "x"),
+                            "default/grammar")
+
+
+def test_a_ledger_cause_found_again_is_a_refind_not_a_new_cause(ctx, fake_runner, monkeypatch):
+    case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    attribution = Attribution(True, "", knobs=[KnobResult("cpp.simdlen=0", "vanishes")])
+    mine = ledger.LedgerCause("N99", "uint8 e8m0 codes bumped by one", 1, "new",
+                              forms=(Conditions(family=("flip",), core_any=("mul_scalar",),
+                                                vanishes_with=("cpp.simdlen=0",)),))
+    monkeypatch.setattr(ledger, "causes", lambda path=None: (mine,))
+    settled = _recorded(ctx, case, attribution, "a.pt")
+    (finding,) = ctx.store.findings()
+    assert finding.ledger == "N99" and not finding.awaits_draft and not settled.known
+    assert ctx.store.processed(ctx.night.id, "a.pt")["outcome"] == "refind: N99"
+    tally = ctx.store.tally(ctx.night.id)
+    assert (tally["new"], tally["refind"], tally["signatures"]) == (0, 1, 1)
+    assert ctx.store.arm_nights(ctx.night.id) == []  # a re-find earns its arm nothing
+    monkeypatch.setattr(ledger, "causes", lambda path=None: ())  # the same cause, unknown
+    other = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner, scale=5.0)
+    _recorded(ctx, other, attribution, "b.pt")
+    assert ctx.store.processed(ctx.night.id, "b.pt")["outcome"] == "refind: N99"  # remembered
+
+
+def test_a_cause_new_tonight_then_its_variant_is_one_draft(ctx, fake_runner, monkeypatch):
+    monkeypatch.setattr(ledger, "causes", lambda path=None: ())
+    case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    knobs = [KnobResult("cpp.simdlen=0", "vanishes")]
+    first = Attribution(True, "", knobs=knobs, root={"node": case.graph.outputs[0],
+                                                     "label": "e8m0", "kind": "int-flip"})
+    _recorded(ctx, case, first, "a.pt")
+    b = Builder(random.Random(0), "float32")  # the same head, fed through another op
+    x = b.input((4,))
+    b.graph.outputs = [b.op("e8m0", b.op("add_scalar", b.op("exp", x), value=1.0), eps=1e-30)]
+    variant = tf.judged_case(b.graph, {str(x): torch.tensor([0.3, 1.5, -2.0, 7.0])},
+                             "tests.fakes:uint8_plus_one", fake_runner)
+    again = Attribution(True, "", knobs=knobs, root={"node": variant.graph.outputs[0],
+                                                     "label": "e8m0", "kind": "int-flip"})
+    _recorded(ctx, variant, again, "b.pt")
+    (finding,) = ctx.store.findings()
+    (shown,) = ctx.store.variants(finding.signature)
+    assert shown[0] != finding.signature and "exp" in shown[1], shown
+    tally = ctx.store.tally(ctx.night.id)
+    assert (tally["new"], tally["variants"], tally["signatures"]) == (1, 1, 2)
+    assert "The same mechanism was also found in these forms" in draft.variants_text(
+        ctx.store.variants(finding.signature))
+
+
+def test_a_documented_behaviour_is_counted_as_by_design(ctx, fake_runner, monkeypatch):
+    case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    documented = known.Known(id="documented", what="by design", status="by-design",
+                             family=("flip",))
+    monkeypatch.setattr(known, "entries", lambda path=None: (documented,))
+    settled = _recorded(ctx, case, Attribution(True, ""), "a.pt")
+    assert settled.known and settled.counted_as == "by-design"
+    assert ctx.store.findings() == []
+    tally = ctx.store.tally(ctx.night.id)
+    assert (tally["by-design"], tally["known"], tally["new"]) == (1, 0, 0)
+
+
+# ------------------------------------------------------------------ a known crash, by its file
+
+
+def _crash(fake_runner, tmp_path, name: str, message: str, surface: dict | None):
+    from dataclasses import replace
+
+    from fuzzer.execute.surface import Surface
+
+    graph = tf.e8m0_graph()
+    case = tf.judged_case(graph, {str(graph.input_ids()[0]): torch.ones(4)},
+                          "tests.fakes:raises", fake_runner)
+    assert case.verdict.kind == Kind.CRASH
+    case.verdict = Verdict(Kind.CRASH, message=f"{case.verdict.message} ({message})",
+                           frames=case.verdict.frames)
+    if surface:
+        case.recipe = replace(case.recipe, surface=Surface(**surface))
+    return case.save(tmp_path / f"{name}.pt")
+
+
+def test_a_crash_whose_file_names_a_ledger_cause_is_one_bucket_settled_by_a_run(
+        ctx, fake_runner, tmp_path):
+    corpus = ctx.settings.corpus_dir
+    corpus.mkdir(parents=True)
+    n5 = "conflicting declaration 'auto tmp_acc0_vec'"
+    _crash(fake_runner, corpus, "plain", n5, None)
+    _crash(fake_runner, corpus, "dynamic", n5, {"name": "dynamic", "dynamic": True})
+    _crash(fake_runner, corpus, "other", "a planted failure of another kind", None)
+    backlog = Backlog(corpus, ctx.night.id, None, tells())
+    backlog.refresh(ctx.store, set())
+    by_known = {b.fingerprint.known: b for b in backlog.buckets.values()}
+    assert sorted(len(b.keys) for b in backlog.buckets.values()) == [1, 2]
+    told = by_known["N5"]
+    assert told.fingerprint.counted_as == ledger.REFIND and told.fingerprint.surface == "any"
+    while (work := backlog.take()) is not None:
+        if work.bucket is told:
+            pipeline.work_on(ctx, backlog, work)
+        else:
+            backlog.settle(work, "left to the full pipeline")
+    assert all(how.startswith("refind: N5") or how.startswith("bucket hit on refind N5")
+               for how in told.outcomes.values()), told.outcomes
+    assert ctx.store.attempts("plain.pt") == (0, 0)  # nothing minimized
+    assert ctx.store.tally(ctx.night.id)["refind"] == 1
+
+
+# ------------------------------------------------------------------ what a user sees
+
+
+def test_findings_ledger_lists_each_cause_with_its_state(tmp_path) -> None:
+    result = CliRunner().invoke(main, ["findings", "--ledger", "--json",
+                                       "--reports", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    rows = {r["id"]: r for r in json.loads(result.output)["ledger"]}
+    assert rows["N19"]["state"] == "found, not filed" and rows["N19"]["matched_by"] == 2
+    assert rows["N19"]["found_again"] == 0 and rows["N1"]["value_class"] == 4
+    refused = CliRunner().invoke(main, ["findings", "--measure", "--reports", str(tmp_path)])
+    assert refused.exit_code == 2 and "go with --ledger" in refused.output
+
+
+def test_a_refinds_draft_says_which_of_numfuzzs_causes_it_is() -> None:
+    note = ledger.named("N19").draft_note()
+    assert note.startswith("This is numfuzz's own cause **N19** (FINDINGS.md, found, not filed)")
