@@ -270,6 +270,24 @@ def test_a_cause_new_tonight_then_its_variant_is_one_draft(ctx, fake_runner, mon
         ctx.store.variants(finding.signature))
 
 
+def test_export_returning_a_new_tensor_for_a_view_of_a_written_input_is_by_design() -> None:
+    """The packaged entry, matched by the aliasing reason the judge writes and the stage the
+    deployment's triage names: by design on export's decompositions, not elsewhere."""
+    from fuzzer.judge.details import Details
+    from fuzzer.judge.verdict import OutputVerdict
+    from fuzzer.triage.signature import said
+
+    out = OutputVerdict(0, 3, Kind.ALIASING, "float32", Details(
+        reason="output 0 shares storage with x0 in eager, with no input compiled"))
+    fields = {"family": "aliasing", "device": "cpu", "core": ["mul_", "narrow"],
+              "stage": "export's decompositions", "vanishes_with": [],
+              "message": said(Verdict(Kind.ALIASING, 0, 3, [out]))}
+    entry = known.match(fields)
+    assert entry.id == "export-decomposed-output-view-of-written-input"
+    assert entry.counted_as == known.BY_DESIGN
+    assert known.match({**fields, "stage": "Inductor on the exported graph"}) is None
+
+
 def test_a_documented_behaviour_is_counted_as_by_design(ctx, fake_runner, monkeypatch):
     case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
     documented = known.Known(id="documented", what="by design", status="by-design",

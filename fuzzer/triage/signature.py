@@ -176,8 +176,17 @@ def match_fields(case: Case, attribution: Attribution | None, fields: dict) -> d
     message and its signature."""
     root = mechanism_of(attribution)
     return {**fields, "root": root, "value_class": value.classify(case, root).number,
-            "message": case.verdict.message if case.verdict is not None else "",
-            "signature": signature_of(fields)}
+            "message": said(case.verdict), "signature": signature_of(fields)}
+
+
+def said(verdict: Verdict | None) -> str:
+    """What a verdict says in words (``Conditions.message_any`` reads it): a crash's message,
+    else the reason its diverging output gives (an aliasing divergence's ``output 0 shares
+    storage with x0 in eager, with no input compiled``)."""
+    if verdict is None:
+        return ""
+    out = verdict.diverging
+    return verdict.message or (out.details.reason if out is not None else "") or ""
 
 
 def signature_of(fields: dict) -> str:
