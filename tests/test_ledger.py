@@ -323,7 +323,7 @@ def test_a_crash_whose_file_names_a_ledger_cause_is_one_bucket_settled_by_a_run(
         ctx, fake_runner, tmp_path):
     corpus = ctx.settings.corpus_dir
     corpus.mkdir(parents=True)
-    n5 = "conflicting declaration 'auto tmp_acc0_vec'"
+    n5 = "conflicting declaration ‘auto at_Half_tmp_acc0_vec’"
     _crash(fake_runner, corpus, "plain", n5, None)
     _crash(fake_runner, corpus, "dynamic", n5, {"name": "dynamic", "dynamic": True})
     _crash(fake_runner, corpus, "other", "a planted failure of another kind", None)
@@ -361,3 +361,111 @@ def test_findings_ledger_lists_each_cause_with_its_state(tmp_path) -> None:
 def test_a_refinds_draft_says_which_of_numfuzzs_causes_it_is() -> None:
     note = ledger.named("N19").draft_note()
     assert note.startswith("This is numfuzz's own cause **N19** (FINDINGS.md, found, not filed)")
+
+
+# ------------------------------------------------------------------ edges a review found
+
+
+def test_n20_is_not_taken_for_n6() -> None:
+    """N20 (a gradient lost through a write into an aliased argument) and N6 (a forward value
+    not seen through a window) both read arguments that alias: the gradient tells them apart."""
+    n20 = cause(layout=["aliased"], aliased_arguments="read", gradient=True,
+                core=["index_copy_", "mul_scalar"])
+    assert ledger.match(n20).id == "N20"
+    assert ledger.match({k: v for k, v in n20.items() if k != "gradient"}).id == "N6"
+
+
+def test_where_it_first_goes_wrong_decides_an_edge_cause() -> None:
+    """N1 is interpolate's decomposition: a NaN that first appears elsewhere in a program that
+    holds an interpolate is not N1; unlocated, the program's ops decide."""
+    nan = cause(family="nonfinite", core=["interpolate_size", "log"], value_class=4)
+    assert ledger.match({**nan, "root": {"op": "interpolate_size"}}).id == "N1"
+    assert ledger.match({**nan, "root": {"op": "log"}}) is None
+    assert ledger.match(nan).id == "N1"
+
+
+def test_measured_fixed_in_is_the_first_release_after_the_last_that_showed_it() -> None:
+    from fuzzer.triage.confirm import ABSENT, REPRODUCES, Run
+
+    def run(torch_version: str, outcome: str) -> Run:
+        return Run("python", torch_version, outcome, 1 if outcome == REPRODUCES else 0, "", 1.0)
+
+    cause_n19 = ledger.named("N19")
+    runs = [run("2.15.0", ABSENT), run("2.11.0", REPRODUCES), run("2.13.0", ABSENT)]
+    assert ledger.measured_state(cause_n19, runs) == "fixed in 2.13 (reproduces on 2.11.0)"
+    assert ledger.measured_state(cause_n19, runs[1:2]) == "reproduces on 2.11.0"
+    assert ledger.measured_state(cause_n19, []) == "no repro here"
+
+
+def test_a_timeout_is_never_told_by_its_file() -> None:
+    """``synthetic-base-output-view``'s crash form is told by its message; a timeout of a
+    program that returns a view of an aliased argument has no message to tell it."""
+    from fuzzer.nightly import buckets
+
+    (entry,) = [c for i, _, c in tells() if i == "synthetic-base-output-view"]
+    raw = {"family": "timeout", "aliased_arguments": "output", "message": "timed out"}
+    assert entry.matches(raw)  # the conditions alone would take it ...
+    case = tf.case_of_verdict(tf.e8m0_graph())
+    case.verdict = Verdict(Kind.TIMEOUT, message="timeout: no answer in 300s")
+    assert buckets.fingerprint(case, tells()).known == ""  # ... its file does not
+
+
+def test_two_ledger_causes_told_by_their_crashes_are_two_refinds(tmp_path) -> None:
+    with Store.in_reports(tmp_path) as store:
+        store.record_known("N5", "n", "a.pt", ledger.REFIND)
+        store.record_known("N10", "n", "b.pt", ledger.REFIND)
+        store.record_known("N10", "n", "c.pt", ledger.REFIND)
+        assert store.tally("n")["refind"] == 2 and store.tally("n")["signatures"] == 0
+
+
+def test_a_cause_stored_before_the_ledger_knew_it_learns_its_id(ctx, fake_runner,
+                                                                monkeypatch) -> None:
+    case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    attribution = Attribution(True, "", knobs=[KnobResult("cpp.simdlen=0", "vanishes")])
+    monkeypatch.setattr(ledger, "causes", lambda path=None: ())
+    _recorded(ctx, case, attribution, "a.pt")
+    (before,) = ctx.store.findings()
+    assert before.ledger is None and before.awaits_draft
+    mine = ledger.LedgerCause("N99", "uint8 e8m0 codes bumped by one", 1, "new",
+                              forms=(Conditions(family=("flip",), core_any=("mul_scalar",)),))
+    monkeypatch.setattr(ledger, "causes", lambda path=None: (mine,))
+    _recorded(ctx, case, attribution, "b.pt")
+    (after,) = ctx.store.findings()
+    assert after.ledger == "N99" and not after.awaits_draft and after.hits == 2
+    assert ctx.store.processed(ctx.night.id, "b.pt")["outcome"] == "refind: N99"
+
+
+def test_a_draft_asked_for_by_ledger_id_is_written_where_the_user_reads_it(
+        ctx, fake_runner, monkeypatch) -> None:
+    from fuzzer.cli import findings as cli_findings
+    from fuzzer.nightly import drafts
+
+    case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    mine = ledger.LedgerCause("N99", "uint8 e8m0 codes bumped by one", 1, "new",
+                              forms=(Conditions(family=("flip",), core_any=("mul_scalar",)),))
+    monkeypatch.setattr(ledger, "causes", lambda path=None: (mine,))
+    _recorded(ctx, case, Attribution(True, ""), "a.pt")
+    written = []
+    monkeypatch.setattr(drafts, "write_draft_for",
+                        lambda ctx, finding, path, env: written.append((finding, path)) or path)
+    path = cli_findings.draft_on_request(ctx.settings.reports, "N99", known.KNOWN_FILE)
+    ((finding, where),) = written
+    assert finding.ledger == "N99" and path == where
+    assert where.parent == ctx.settings.reports / "drafts"
+    with pytest.raises(Exception, match="no cause with that signature or ledger id"):
+        cli_findings.draft_on_request(ctx.settings.reports, "N98", known.KNOWN_FILE)
+
+
+def test_a_drafts_first_lines_say_it_is_numfuzzs_own_cause(fake_runner, tmp_path) -> None:
+    from fuzzer.reduce import snippet
+
+    case = tf.planted_case("tests.fakes:uint8_plus_one", fake_runner)
+    finding = pipeline.finding_for(case, None, (3, 3))
+    plain = snippet.plain_repro(case, None, tmp_path, finding.signature)
+    text = draft.render_draft(draft.Cause(
+        finding, case, None, plain, (1, "(0,) eager 1 compiled 2"), "", [],
+        ledger_note=ledger.named("N19").draft_note(),
+        variants=[("f" * 16, "[inductor][cpu] another form")]), tmp_path / "d.md")
+    head = text.split("### 🐛 Describe the bug")[0]
+    assert "> This is numfuzz's own cause **N19**" in head
+    assert "`ffffffffffffffff`: [inductor][cpu] another form" in text

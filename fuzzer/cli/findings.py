@@ -565,9 +565,10 @@ def _print_tallies(tallies: dict[str, dict[str, int]]) -> None:
 
     table = Table(title="causes per night: new mechanisms (in neither the known list nor "
                         "numfuzz's ledger) apart from re-finds, known and by-design hits")
-    columns = ("new", "refind", "known", "by-design", "variants", "signatures")
-    heads = ("new mechanisms", "re-finds", "known hits", "by design", "variants",
-             "new signatures (before)")
+    columns = ("new", "refind", "known", "known hits", "by-design", "by-design hits",
+               "variants", "signatures")
+    heads = ("new mechanisms", "re-finds", "known", "known hits", "by design",
+             "by-design hits", "variants", "new signatures (before)")
     table.add_column("night")
     for head in heads:
         table.add_column(head, justify="right")

@@ -74,6 +74,7 @@ class Bucket:
                 else "unreadable or no finding", "representative": self.representative,
                 "cause": self.settled.label if self.settled else "",
                 "known": bool(self.settled and self.settled.known),
+                "counted_as": self.settled.counted_as if self.settled else "",
                 "knob": f"{self.settled.knob} {self.settled.outcome}".strip()
                 if self.settled else "",
                 "seconds": round(self.seconds, 1), "members": dict(self.outcomes),
@@ -225,7 +226,9 @@ class Backlog:
             work.bucket.departed[key] = why
             fingerprint = work.bucket.fingerprint
             if fingerprint is not None and fingerprint.known:  # not that cause: in full
-                fingerprint = replace(fingerprint, known="", counted_as="")
+                self.represented -= not work.check  # its full pipeline is still to come
+                fingerprint = _plain_fingerprint(work.item.path) or \
+                    replace(fingerprint, known="", counted_as="")
             self._join(work.item, f"{work.bucket.id}/{sub or key.removesuffix('.pt')}",
                        fingerprint)
 
@@ -278,6 +281,14 @@ def served(corpus: Path, store: Store) -> list[Path]:
         order.append(work.item.path)
         backlog.settle(work, "served", Settled(work.item.key))
     return order
+
+
+def _plain_fingerprint(path: Path) -> Fingerprint | None:
+    """A raw case's own fingerprint (its surface, recipe and frames), told by no known cause."""
+    try:
+        return fingerprint(Case.load(path))
+    except CaseError:
+        return None
 
 
 def _mtime(path: Path) -> float:

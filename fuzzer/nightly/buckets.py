@@ -116,8 +116,10 @@ def fingerprint(case: Case, told: Sequence[Told] = ()) -> Fingerprint | None:
     if key.kind == Kind.MEMORY:  # no frames to tell them apart: the program's ops do
         return replace(base, where=" ".join(sorted(set(case.graph.op_names()))))
     if key.kind in RAISED:
-        fields = raw_fields(case) if told else {}
-        found = next(((i, counted) for i, counted, c in told if c.matches(fields)), None)
+        # Only a crash's file tells its cause: a timeout or a killed worker has no message
+        fields = raw_fields(case) if told and key.kind == Kind.CRASH else {}
+        found = next(((i, counted) for i, counted, c in told if fields and c.matches(fields)),
+                     None)
         if found is not None:  # the same known crash on every surface: one bucket
             return replace(base, surface="any", recipe="any", where=key.error,
                            known=found[0], counted_as=found[1])

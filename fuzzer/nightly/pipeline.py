@@ -372,10 +372,20 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields
         return Settled.of(refound.id, attribution.to_dict(), counted_as=refound.counted_as)
     finding = finding_for(case, attribution, reliability, arm)
     finding.ledger = refound.id if refound is not None else None
-    merged = _same_in_store(ctx, finding, fields, mechanism_of(attribution))
-    if merged is not None:
-        finding.signature, finding.ledger = merged.signature, merged.ledger or finding.ledger
+    with ctx.lock:  # the lanes: two forms of one new mechanism recorded at once are one cause
+        return _stored(ctx, key, case, attribution, fields, finding, seen, arm)
+
+
+def _stored(ctx: Context, key: str, case: Case, attribution: Attribution, fields: dict,
+            finding: Finding, seen: tuple[str, str], arm: str) -> Settled:
+    """The cause recorded in the store: merged with the cause it is (or is by mechanism: a
+    variant), a hit on a cause closed upstream as expected (known), or a new one, credited."""
+    variant = False
     recorded = ctx.store.get(finding.signature)
+    if recorded is None:
+        merged, variant = _same_in_store(ctx, finding, fields, mechanism_of(attribution))
+        if merged is not None:
+            finding.signature, recorded = merged.signature, merged
     if recorded is not None and recorded.ledger:  # the store remembers what it re-found
         finding.ledger = recorded.ledger
     if recorded is not None and recorded.upstream_state == "wontfix":  # closed as expected
@@ -385,10 +395,12 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields
         return Settled.of(recorded.signature, attribution.to_dict(), counted_as=known.KNOWN)
     case_dir = ctx.settings.reports / "findings" / finding.signature
     kept = case_dir / "case.pt"
-    if not kept.exists() or _smaller(case, kept):
+    # A variant's case is another program: the cause keeps its own (its attribution's)
+    if not kept.exists() or (_smaller(case, kept) and not variant):
         case.save(kept)
     finding.case_path = str(kept)
-    new = ctx.store.record(finding, night=ctx.night.id, key=key, cause=fields, sighting=seen)
+    new = ctx.store.record(finding, night=ctx.night.id, key=key,
+                           cause=None if variant else fields, sighting=seen)
     if new and finding.ledger is None:  # a new mechanism, in neither the known list nor the ledger
         worth = value.classify(case, mechanism_of(attribution))
         ctx.store.credit(ctx.night.id, arm, worth.weight)
@@ -397,24 +409,25 @@ def _record(ctx: Context, key: str, case: Case, attribution: Attribution, fields
     return Settled.of(finding.signature, attribution.to_dict())
 
 
-def _same_in_store(ctx: Context, finding: Finding, fields: dict, root: dict) -> Finding | None:
-    """The store's cause this one is (``same_cause``: a core the minimizer left longer), or is
-    by mechanism (``same_mechanism``: another view or elementwise op carrying it, NaN instead of
-    a loss of accuracy), recorded as its variant; None for a cause the store does not hold."""
-    for other in ctx.store.findings():
-        cause = ctx.store.cause(other.signature) if other.signature != finding.signature \
-            else None
-        if cause is None:
-            continue
-        if same_cause(cause, fields):
-            return other
+def _same_in_store(ctx: Context, finding: Finding, fields: dict, root: dict
+                   ) -> tuple[Finding | None, bool]:
+    """For a signature the store does not hold: the store's cause this one is (``same_cause``:
+    a core the minimizer left longer), else one it is by mechanism (``same_mechanism``: another
+    view or elementwise op carrying it, NaN instead of a loss of accuracy), recorded as its
+    variant; (None, False) for a cause the store holds in no form. The second value: a
+    variant."""
+    stored = [(f, c) for f in ctx.store.findings() if (c := ctx.store.cause(f.signature))]
+    same = next((f for f, cause in stored if same_cause(cause, fields)), None)
+    if same is not None:
+        return same, False
+    for other, cause in stored:
         if same_mechanism(cause, mechanism_of(Attribution.from_dict(other.attribution)),
                           fields, root):
             ctx.store.record_variant(other.signature, finding.signature, finding.title,
                                      ctx.night.id)
             ctx.log(f"  one mechanism with {other.signature} ({other.title}): a variant")
-            return other
-    return None
+            return other, True
+    return None, False
 
 
 def _smaller(case: Case, kept: Path) -> bool:

@@ -101,7 +101,8 @@ def causes_line(ctx: Context) -> str:
     """One line for the log: the same counts as SUMMARY.md's root-cause table."""
     n = cause_counts(ctx)
     line = (f"root causes: {n['new']} new mechanisms, {n['refind']} re-finds of the ledger, "
-            f"{n['known']} known hits, {n['by-design']} by design (counted, not drafted), "
+            f"{n['known hits']} known hits, {n['by-design hits']} by design (counted, not "
+            "drafted), "
             f"{n['recurring']} recurring, {n['fixed']} fixed; {n['left']} case files wait for "
             "the next night")
     return line + (f"; {_confirmed_counts(ctx)}" if ctx.settings.confirm_with else "")
@@ -144,10 +145,12 @@ def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[
     classes = ", ".join(f"class {c}: {sum(f.value_class == c for f in new)}"
                         for c in sorted({f.value_class for f in new if f.value_class})) or "none"
     return ["## Root causes", "",
-            "| new mechanisms | re-finds (numfuzz's ledger) | known upstream (hits) | by design "
-            "(hits) | variants | recurring | fixed |", "|---|---|---|---|---|---|---|",
-            f"| {n['new']} | {n['refind']} | {n['known']} | {n['by-design']} | {n['variants']} "
-            f"| {n['recurring']} | {n['fixed']} |", "",
+            "| new mechanisms | re-finds (numfuzz's ledger) | known upstream (causes / hits) | "
+            "by design (causes / hits) | variants | recurring | fixed |",
+            "|---|---|---|---|---|---|---|",
+            f"| {n['new']} | {n['refind']} | {n['known']} / {n['known hits']} | "
+            f"{n['by-design']} / {n['by-design hits']} | {n['variants']} | {n['recurring']} | "
+            f"{n['fixed']} |", "",
             f"New mechanisms by value class: {classes}. As counted before causes were matched "
             f"by mechanism and against the ledger (every new signature), {n['signatures']}.", "",
             "A new mechanism is in neither the known list nor numfuzz's ledger (FINDINGS.md), "

@@ -166,12 +166,12 @@ def _classes_plot(board: Board) -> str:
 
 # What a night's causes are, as the tally plot stacks them.
 TALLIED = (("new", "new mechanisms"), ("refind", "re-finds (numfuzz's ledger)"),
-           ("known", "known hits"), ("by-design", "by design"))
+           ("known", "known upstream"), ("by-design", "by design"))
 
 
 def _tally_plot(board: Board) -> str:
     nights = list(board.tallies)
-    figure, axes = _figure("Per night: new mechanisms, re-finds, known and by-design hits")
+    figure, axes = _figure("Causes per night: new mechanisms, re-finds, known, by design")
     bottom = [0] * len(nights)
     for key, label in TALLIED:
         counts = [board.tallies[n][key] for n in nights]
@@ -249,7 +249,7 @@ def queue_rows(board: Board) -> list[str]:
     rows = []
     for b in board.nights[-1].buckets:
         members, waiting = b.get("members") or {}, b.get("waiting") or []
-        settled = b.get("cause") or ("known" if b.get("known") else "")
+        settled = b.get("cause") or (b.get("counted_as") or "known" if b.get("known") else "")
         cells = [html.escape(str(b.get("id", ""))), html.escape(str(b.get("what", ""))),
                  html.escape(str(b.get("representative", "") or "—")),
                  html.escape(str(settled or "—")), str(len(members)), str(len(waiting))]

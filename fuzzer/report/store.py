@@ -349,8 +349,9 @@ class Store:
         # Seen again: a fixed bug that reappears is open again (a regression), fixed_in cleared.
         db.execute("UPDATE findings SET hits = hits + 1, last_seen = max(last_seen, ?), "
                    "status = CASE WHEN status = 'fixed' THEN 'open' ELSE status END, "
-                   "fixed_in = CASE WHEN status = 'fixed' THEN NULL ELSE fixed_in END "
-                   "WHERE signature = ?", (seen, f.signature))
+                   "fixed_in = CASE WHEN status = 'fixed' THEN NULL ELSE fixed_in END, "
+                   "ledger = coalesce(ledger, ?) "  # a cause stored before the ledger knew it
+                   "WHERE signature = ?", (seen, f.ledger, f.signature))
         return False
 
     def update(self, signature: str, **values: object) -> None:
@@ -556,22 +557,24 @@ class Store:
         """One night's causes by what they are (SUMMARY.md, the dashboard, ``findings
         --yield``): ``new`` mechanisms (in neither the known list nor numfuzz's ledger, nor one
         mechanism with a cause the store holds), ``refind`` (the ledger's causes found again),
-        ``known`` and ``by-design`` hits, ``variants`` of a stored mechanism, and
+        ``known`` and ``by-design`` entries hit (and their ``… hits``: raw cases), ``variants``
+        of a stored mechanism, and
         ``signatures``: the new signatures as counted before causes were matched by mechanism
         and against the ledger (new mechanisms, re-finds under a signature not seen before,
         and variants)."""
         rows = list(self.night_rows(night))
         new = {r["signature"] for r in rows if r["outcome"] == "new"}
-        refound = {r["signature"]: r["outcome"].split(": ", 1)[1] for r in rows
-                   if r["outcome"].startswith("refind: ")}
-        first_tonight = {sig for sig in refound if sig and self.db.execute(
+        refinds = [r for r in rows if r["outcome"].startswith("refind: ")]
+        first_tonight = {r["signature"] for r in refinds if r["signature"] and self.db.execute(
             "SELECT 1 FROM processed WHERE signature = ? AND night != ? LIMIT 1",
-            (sig, night)).fetchone() is None}
+            (r["signature"], night)).fetchone() is None}
         variants = self.db.execute("SELECT count(*) FROM variants WHERE night = ?",
                                    (night,)).fetchone()[0]
-        return {"new": len(new), "refind": len(set(refound.values())),
-                "known": sum(self.known_hits(night, "known").values()),
-                "by-design": sum(self.known_hits(night, "by-design").values()),
+        known, by_design = self.known_hits(night, "known"), self.known_hits(night, "by-design")
+        return {"new": len(new),
+                "refind": len({r["outcome"].split(": ", 1)[1] for r in refinds}),
+                "known": len(known), "known hits": sum(known.values()),
+                "by-design": len(by_design), "by-design hits": sum(by_design.values()),
                 "variants": int(variants),
                 "signatures": len(new) + len(first_tonight) + int(variants)}
 

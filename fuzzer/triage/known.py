@@ -91,6 +91,9 @@ class Conditions:
     layout: tuple[str, ...] = ()  # layout facts that tell it (``attribute.LAYOUT_FACTS``), all
     gradient: bool | None = None  # a diverging gradient (True) or a forward value (False)
     value_class: tuple[int, ...] = ()  # its value class (``triage.value``) is one of these
+    # Where it first goes wrong, where located: one of these ops (an unlocated cause is judged
+    # by the rest alone). A program that merely holds the op is not enough where located.
+    root_any: tuple[str, ...] = ()
     # Its mechanism, whatever kind it shows as: the op where the divergence first appears
     # (``triage.locate``), and the family it shows there. A cause whose first divergent op is
     # one of ``mechanism_ops`` (showing one of ``mechanism_family``) matches without its
@@ -132,8 +135,14 @@ class Conditions:
             set(self.layout) <= set(fields.get("layout", [])),
             self.gradient is None or bool(fields.get("gradient")) == self.gradient,
             not self.value_class or fields.get("value_class") in self.value_class,
+            self.first_wrong_is_one(str((fields.get("root") or {}).get("op", ""))),
             applies_to(self.torch, version or str(torch.__version__)),
         ))
+
+    def first_wrong_is_one(self, op: str) -> bool:
+        """``root_any`` holds: no such condition, no op located, or the located op is one."""
+        return not self.root_any or not op or \
+            bare(op) in {bare(label) for label in self.root_any}
 
     def by_mechanism(self, root: dict) -> bool:
         """Does the cause's first divergent op (``root``: its ``op`` and ``family``) match this
@@ -290,25 +299,34 @@ def measure(entry: Known, runs: list[Run]) -> Measured:
     if not entry.repro or not ran:
         found.note = "no repro in the file" if not entry.repro else "ran on no torch here"
         return found
-    present = [i for i, r in enumerate(ran) if r.outcome == REPRODUCES]
-    if not present:  # fixed before the oldest torch measured, or a repro this machine misses
+    last, found.fixed_in = last_and_fix(ran)
+    if last is None:  # fixed before the oldest torch measured, or a repro this machine misses
         if entry.status != "fixed" or version_of(ran[0].torch) < entry.fixed_in:
             found.note = f"the file says {said}, but no measured torch reproduces it"
         return found
-    last = ran[present[-1]]
-    gone = ran[present[-1] + 1:]
-    if gone:  # fixed after the newest torch that still reproduces
-        found.fixed_in = release(gone[0].torch)
+    if found.fixed_in is not None:  # fixed after the newest torch that still reproduces
+        gone = ran[ran.index(last) + 1]
         if entry.status == "fixed" and version_of(release(last.torch)) < entry.fixed_in \
                 and version_of(entry.fixed_in) <= found.fixed_in:
             return found
         found.note = (f"the file says {said}, but it reproduces on {last.torch} and not on "
-                      f"{gone[0].torch}: fixed in {found.fixed_in}")
+                      f"{gone.torch}: fixed in {found.fixed_in}")
         found.change = {"status": "fixed", "fixed_in": found.fixed_in}
     elif entry.status == "fixed" and version_of(entry.fixed_in) <= release(last.torch):
         found.note = f"the file says fixed in {entry.fixed_in}, but {last.torch} still reproduces"
         found.change = {"status": "open", "fixed_in": None}
     return found
+
+
+def last_and_fix(ran: list[Run]) -> tuple[Run | None, str | None]:
+    """Of repro runs that ran, oldest torch first: the newest that reproduces (None: none
+    does), and the release of the first after it that does not (None: still reproduces on the
+    newest): fixed in that release, as measured."""
+    present = [i for i, r in enumerate(ran) if r.outcome == REPRODUCES]
+    if not present:
+        return None, None
+    gone = ran[present[-1] + 1:]
+    return ran[present[-1]], release(gone[0].torch) if gone else None
 
 
 def check(known: tuple[Known, ...], pythons: Sequence[Interpreter],

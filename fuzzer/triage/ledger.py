@@ -30,10 +30,16 @@ from fuzzer.triage.confirm import (
     REPRODUCES,
     Interpreter,
     Run,
-    release,
     run_under,
 )
-from fuzzer.triage.known import BY_DESIGN, KNOWN, Conditions, table_values, version_of
+from fuzzer.triage.known import (
+    BY_DESIGN,
+    KNOWN,
+    Conditions,
+    last_and_fix,
+    table_values,
+    version_of,
+)
 
 LEDGER_FILE = Path(__file__).resolve().parent.parent / "causes.toml"
 REPO = LEDGER_FILE.parent.parent  # where a cause's repro path is read from (a checkout)
@@ -151,15 +157,16 @@ def measure(cause: LedgerCause, pythons: Sequence[Interpreter],
 
 
 def measured_state(cause: LedgerCause, runs: list[Run]) -> str:
-    """What the runs say, oldest torch first: still there on the newest torch that ran it, or
-    gone there after an older one showed it (fixed in that release, as measured)."""
+    """What the runs say, oldest torch first (``known.last_and_fix``): still there on the
+    newest torch that ran it, fixed in the first release after the last that showed it, or
+    shown by none."""
     ran = sorted((r for r in runs if r.outcome in (REPRODUCES, ABSENT)),
                  key=lambda r: version_of(r.torch))
     if not ran:
         return "no repro here" if not runs else "could not run here"
-    if ran[-1].outcome == REPRODUCES:
-        return f"reproduces on {ran[-1].torch}"
-    shown = [r for r in ran if r.outcome == REPRODUCES]
-    if shown:
-        return f"fixed in {release(ran[-1].torch)} (reproduces on {shown[-1].torch})"
-    return f"does not reproduce on {ran[-1].torch} (nor on any torch run here)"
+    last, fixed_in = last_and_fix(ran)
+    if last is None:
+        return f"does not reproduce on {ran[-1].torch} (nor on any torch run here)"
+    if fixed_in is None:
+        return f"reproduces on {last.torch}"
+    return f"fixed in {fixed_in} (reproduces on {last.torch})"

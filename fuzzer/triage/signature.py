@@ -277,12 +277,13 @@ def mechanism_key(fields: dict, root: dict | None) -> dict | None:
     first divergent op located and nothing structural that tells it).
 
     - A crash or timeout is its exception and innermost frames, whatever surface it showed on.
-    - A cause told by structure (layout facts, arguments that alias, an aliasing or meta
-      divergence) is what its first divergent op does to storage (``op_class``: a write), or,
-      unlocated, the classes of its core's ops, views left out: which view or which elementwise
-      op carries it does not make another bug.
-    - Any other value divergence is the op where it first goes wrong, by name: a vectorized
-      ``erf`` and a vectorized ``expm1`` are two bugs, though one knob makes both vanish.
+    - A cause told by structure (layout facts, arguments that alias, an aliasing divergence)
+      is what its first divergent op does to storage (``op_class``: a write), or, unlocated,
+      the classes of its core's ops, views left out (none left: not told): which view or which
+      elementwise op carries it does not make another bug.
+    - Any other divergence (a value, a dtype or shape) is the op where it first goes wrong, by
+      name: a vectorized ``erf`` and a vectorized ``expm1`` are two bugs, though one knob makes
+      both vanish.
     """
     family = fields.get("family", "")
     if family in ("crash", "timeout"):
@@ -292,15 +293,13 @@ def mechanism_key(fields: dict, root: dict | None) -> dict | None:
     key["family"] = "value" if family in VALUE_FAMILIES else family
     first = (root or {}).get("op")
     structural = bool(fields.get("layout") or fields.get("aliased_arguments")) or \
-        family in ("aliasing", "meta")
+        family == "aliasing"
     if structural:
         key["op"] = [op_class(first)] if first else \
             sorted({op_class(op) for op in fields.get("core", [])} - {"view"})
     elif first:
         key["op"] = [bare(first)]
-    else:
-        return None
-    return key
+    return key if key.get("op") else None  # nothing that tells it: not told apart
 
 
 def same_mechanism(a: dict, a_root: dict | None, b: dict, b_root: dict | None) -> bool:
