@@ -89,6 +89,7 @@ def test_replay_json_of_a_planted_finding_reproduces(planted_corpus) -> None:
     assert proc.returncode == 1, proc.stderr  # the divergence reproduces
     report = json.loads(proc.stdout)
     assert report["case"] == str(case)
+    assert report["surface"]["path"] == "compile"  # which path judged it: torch.compile
     assert report["verdict"]["kind"] == "int-flip"
     assert report["verdict"]["outputs"][report["verdict"]["output"]]["dtype"] == "uint8"
 

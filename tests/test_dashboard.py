@@ -52,6 +52,7 @@ def reports(tmp_path: Path) -> Path:
         (tmp_path / night / "night.json").write_text(json.dumps({
             "cases": cases, "raw_findings": {"int-flip": 2, "crash": 1},
             "stage_seconds": {"fuzz": 600.0, "drafts": 60.0}, "status": "done",
+            "backlog": 62 if waiting else 0,
             "unfinished": waiting, "buckets": [{"id": "b1", "what": "flip at exp", "cause":
                                                 "a" * 16, "members": {"y.pt": "hit"},
                                                 "waiting": waiting}]}))
@@ -79,7 +80,8 @@ def test_the_page_lists_every_cause_best_first_with_links_and_draws_offline(repo
     assert "2030-01-01: 1 2030-01-02: 2" in text
     assert text.count("<svg") == 6
     assert "<script" not in text and not re.search(r"(src|href)=\"https?:", text)
-    assert "Left for the next night: 1 case files." in text
+    # SUMMARY.md's count of what waits, and of it the cases started tonight
+    assert "Left for the next night: 62 case files, 1 of them started tonight" in text
 
 
 def test_an_empty_store_still_gives_a_page(tmp_path: Path) -> None:

@@ -147,6 +147,7 @@ def test_a_model_file_runs_through_a_real_aotinductor_package(tmp_path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["judged"] and report["verdict"]["kind"] in ("ok", "benign"), report
+    assert report["surface"]["path"] == "aoti"  # which path judged it
 
 
 def test_a_package_is_handed_back_only_the_buffers_the_program_writes() -> None:

@@ -469,3 +469,20 @@ def test_a_drafts_first_lines_say_it_is_numfuzzs_own_cause(fake_runner, tmp_path
     head = text.split("### 🐛 Describe the bug")[0]
     assert "> This is numfuzz's own cause **N19**" in head
     assert "`ffffffffffffffff`: [inductor][cpu] another form" in text
+
+
+def test_summary_lists_the_arms_that_found_and_folds_the_quiet_ones(ctx) -> None:
+    """78 arms once made a table of 78 rows: now those that found something, one row for the
+    rest that ran, and a line for those planned and not run."""
+    from fuzzer.nightly import summary
+
+    ctx.night.plan = {"shares": {"a/x": 0.5, "b/y": 0.3, "c/z": 0.2}}
+    ctx.night.arms = {"a/x": {"cases": 3, "seconds": 30.0, "findings": 2},
+                      "b/y": {"cases": 5, "seconds": 10.0, "findings": 0}}
+    ctx.store.credit(ctx.night.id, "a/x", 1.0)
+    lines = summary._arm_section(ctx)
+    rows = [line for line in lines if line.startswith("| ") and "---" not in line][1:]
+    assert rows == ["| a/x | 50.0% | 3 | 30 | 2 | 1 | 1.00 |",
+                    "| the other 1 arms that ran (no raw finding) | 30.0% | 5 | 10 | 0 | 0 "
+                    "| 0.00 |"]
+    assert "Planned and not run tonight (1): c/z." in lines

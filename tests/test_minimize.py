@@ -217,7 +217,7 @@ def test_candidates_with_shared_arguments_compile_afresh() -> None:
     seen: list[dict] = []
 
     class Recording:
-        def run(self, task):
+        def run(self, task, timeout=None):
             seen.append(dict(task.recipe.config))
             return type("Result", (), {"verdict": Verdict(Kind.OK)})()
 

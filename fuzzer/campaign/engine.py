@@ -20,8 +20,6 @@ if TYPE_CHECKING:  # Ray is an optional extra: only the ray engine loads it
     from fuzzer.execute.pool import TaskRunner
     from fuzzer.execute.workers import LocalRunner
 
-ENGINES = ("local", "ray")
-
 
 @dataclass
 class Engine:

@@ -346,7 +346,9 @@ class ActorRunner:
         self.ray, self.actor, self.env = ray, actor, dict(env or {})
         self.device = device
 
-    def run(self, task: Task) -> RunResult:
+    def run(self, task: Task, timeout: float | None = None) -> RunResult:
+        """``task`` on the actor's worker; ``timeout`` is not asked of an actor (its worker's
+        own per-case timeout cuts a run: ``pool.run_within`` cuts local runs only)."""
         try:
             return self.ray.get(self.actor.run_task.remote(task, self.env))
         except self.ray.exceptions.RayActorError as err:  # the fleet's trouble, not the case's

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -178,6 +179,7 @@ def replay(target: Path, device: str, seed: int, timeout: float, surface: str | 
     verdict, outputs = result.verdict, result.outputs
     if as_json:
         click.echo(strict_json({"case": str(target), "judged": judged(verdict),
+                                "surface": asdict(case.recipe.surface),
                                 "verdict": verdict.to_dict(), **not_judged_reason(verdict)}))
     elif judged(verdict):
         print_verdict(case, verdict, outputs)
@@ -223,7 +225,8 @@ def _replay_model_file(case: Case, timeout: float, as_json: bool) -> None:
     path = case.origin["model_file"]
     if as_json:
         both = judged(own) and judged(captured)
-        click.echo(strict_json({"case": path, "judged": judged(own), "verdict": own.to_dict(),
+        click.echo(strict_json({"case": path, "judged": judged(own),
+                                "surface": asdict(case.recipe.surface), "verdict": own.to_dict(),
                                 "captured_verdict": captured.to_dict(),
                                 **({"same": check.agree} if both else {}),
                                 **not_judged_reason(own)}))

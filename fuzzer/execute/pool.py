@@ -86,9 +86,10 @@ def run_here(jobs: Sequence[Callable[[Runners], T]], own: Runners) -> list[T]:
 
 class TaskRunner(Protocol):
     """What runs tasks: a worker process here (``workers.LocalRunner``), or a fleet actor's
-    (``campaign.fleet.ActorRunner``)."""
+    (``campaign.fleet.ActorRunner``). ``timeout``: cut the run after that many seconds where the
+    runner can (a local worker); None: its own per-case timeout."""
 
-    def run(self, task: Task) -> RunResult: ...
+    def run(self, task: Task, timeout: float | None = None) -> RunResult: ...
 
     def close(self) -> None: ...
 
@@ -184,7 +185,7 @@ def run_within(runner: TaskRunner, task: Task, seconds: float | None) -> RunResu
         return runner.run(task)
     if inner.worker is None:
         seconds += WORKER_START
-    return runner.run(task, timeout=seconds)  # type: ignore[call-arg]  # LocalRunner or Bounded
+    return runner.run(task, timeout=seconds)
 
 
 class Bounded:

@@ -261,11 +261,6 @@ def available(device: str, backend: str, names: list[str] | None = None
     return [e for e in chosen if not why[e.name]], {n: w for n, w in why.items() if w}
 
 
-def entry_of(surface: Surface) -> Entry | None:
-    """The catalogue entry a case's surface came from, if any."""
-    return CATALOGUE.get(surface.name)
-
-
 def pinned(surface: Surface) -> Surface:
     """A surface given by flags: no catalogue name (its options are the campaign's own)."""
     return replace(surface, name="")

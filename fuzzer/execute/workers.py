@@ -59,8 +59,16 @@ CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 DRIVER_ENV = "NUMFUZZ_DRIVER_PID"
 
 
-# torch's own log lines: a level letter, the date, the time and a thread id (glog's format)
-_TORCH_LOG = re.compile(r"^[IWV]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ")
+# torch's own log lines (glog's format): a level letter (Info, Warning, Error, Fatal, Verbose),
+# the date, the time and a thread id (then ``file.py:line] …``). The one pattern numfuzz reads
+# them by.
+TORCH_LOG = re.compile(r"^([IWEFV])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ")
+
+
+def torch_log_level(line: str) -> str:
+    """The level letter of a line torch's own logging wrote ('' for any other line)."""
+    found = TORCH_LOG.match(line)
+    return found.group(1) if found else ""
 
 
 def chatter(line: str) -> bool:
@@ -68,7 +76,7 @@ def chatter(line: str) -> bool:
     the indented source line it quotes, a traceback's frames, torch's info/warning log), never
     the reason it died?"""
     return not line.strip() or line.startswith((" ", "\t")) or "Warning" in line or \
-        bool(_TORCH_LOG.match(line))
+        torch_log_level(line) in ("I", "W", "V")
 
 
 @dataclass(frozen=True)

@@ -330,26 +330,38 @@ def _strategy_rows(night: Night) -> list[str]:
 
 
 def _arm_section(ctx: Context) -> list[str]:
-    """Tonight's arms: the share of the time the plan gave each, what it spent and found, and
-    the new causes credited to it (what the next night's plan reads)."""
+    """Tonight's arms that found something: the share of the time the plan gave each, what it
+    spent and found, and the new mechanisms credited to it (what the next night's plan reads);
+    the arms that found nothing in one row, those planned and not run in a line."""
     night = ctx.night
     if not night.arms and not night.plan:
         return []
     credited = {r["arm"]: r for r in ctx.store.arm_nights(night.id)}
     shares = (night.plan or {}).get("shares", {})
     lines = ["## Tonight's arms (surface / strategy)", "",
-             "Time is split over the arms by their yield of new real causes per CPU-second "
-             "(weighted by value class; raw findings and known hits earn nothing), over a floor "
-             "that keeps every arm tried (`numfuzz findings --yield`: the standing table).", "",
-             "| arm | planned share | cases | CPU-s | raw findings | new causes | value |",
+             "Time is split over the arms by their yield of new mechanisms per CPU-second "
+             "(weighted by value class; raw findings, re-finds and known hits earn nothing), "
+             "over a floor that keeps every arm tried (`numfuzz findings --yield`: the standing "
+             "table).", "",
+             "| arm | planned share | cases | CPU-s | raw findings | new mechanisms | value |",
              "|---|---|---|---|---|---|---|"]
-    for arm in sorted(set(night.arms) | set(shares),
-                      key=lambda a: (-night.arms.get(a, {}).get("seconds", 0), a)):
-        row, got = night.arms.get(arm, {}), credited.get(arm, {})
+    ran = sorted(night.arms, key=lambda a: (-night.arms[a].get("seconds", 0), a))
+    found = [a for a in ran if night.arms[a].get("findings") or credited.get(a, {}).get("causes")]
+    for arm in found:
+        row, got = night.arms[arm], credited.get(arm, {})
         share = f"{shares[arm]:.1%}" if arm in shares else "-"
         lines.append(f"| {arm} | {share} | {row.get('cases', 0)} | "
                      f"{row.get('seconds', 0):.0f} | {row.get('findings', 0)} | "
                      f"{got.get('causes', 0)} | {got.get('value', 0):.2f} |")
+    quiet = [night.arms[a] for a in ran if a not in found]
+    if quiet:
+        share = sum(shares.get(a, 0.0) for a in ran if a not in found)
+        lines.append(f"| the other {len(quiet)} arms that ran (no raw finding) | {share:.1%} | "
+                     f"{sum(r.get('cases', 0) for r in quiet)} | "
+                     f"{sum(r.get('seconds', 0) for r in quiet):.0f} | 0 | 0 | 0.00 |")
+    idle = sorted(set(shares) - set(night.arms))
+    if idle:
+        lines += ["", f"Planned and not run tonight ({len(idle)}): {', '.join(idle)}."]
     return lines + [""]
 
 

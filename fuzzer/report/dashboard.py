@@ -36,6 +36,7 @@ class Night:
     buckets: list[dict] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)
     status: str = ""
+    backlog: int = 0  # case files left for the next night (SUMMARY.md's count)
 
     @classmethod
     def load(cls, path: Path) -> Night | None:
@@ -52,7 +53,7 @@ class Night:
                         {str(k): float(v) for k, v in (data.get("stage_seconds") or {}).items()},
                         [b for b in data.get("buckets") or [] if isinstance(b, dict)],
                         [str(u) for u in data.get("unfinished") or []],
-                        str(data.get("status") or ""))
+                        str(data.get("status") or ""), int(data.get("backlog") or 0))
         except (TypeError, ValueError, AttributeError, OverflowError):
             return None
         return night
@@ -282,7 +283,10 @@ def page(board: Board, out: Path) -> str:
                     cause_rows(board, out), "No cause recorded yet.")
     queue = _table(["bucket", "what", "representative", "settled as", "members settled",
                     "waiting"], queue_rows(board), "No queue recorded.")
-    left = f" Left for the next night: {len(latest.unfinished)} case files." if latest else ""
+    left = "" if latest is None else (
+        f" Left for the next night: {latest.backlog} case files"
+        + (f", {len(latest.unfinished)} of them started tonight and carried on from where they "
+           "stopped." if latest.unfinished else "."))
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>numfuzz: nights at a glance</title>", f"<style>{STYLE}</style></head><body>",

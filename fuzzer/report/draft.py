@@ -27,6 +27,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.device import Device
 from fuzzer.execute import memcheck
+from fuzzer.execute.workers import torch_log_level
 from fuzzer.gen import domains
 from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph, canonical_order
@@ -727,7 +728,8 @@ def _printed(case: Case, plain: Plain, result: tuple[int | None, str]) -> str:
         seen += f" (the process died of {signal.Signals(-code).name})"
     note = f" (the inputs are loaded from `{plain.inputs_file.name}`, beside this draft)" \
         if plain.inputs_file is not None else ""
-    shown = "\n".join(line for line in output.splitlines() if not TORCH_LOG.match(line))
+    # torch's own log lines (a CUDA build on a machine without a GPU saying so): the machine's
+    shown = "\n".join(line for line in output.splitlines() if not torch_log_level(line))
     text = f"It printed here{note}; {seen}:\n\n```\n{shown or '(no output)'}\n```"
     return "\n\n".join(filter(None, [text, _other_values(case, output)]))
 
@@ -767,9 +769,6 @@ def _same_number(text: str, value: object) -> bool:
     return printed == float(value) or (math.isnan(printed) and math.isnan(float(value)))
 
 
-# A line torch's own logging writes to stderr (``W1125 15:38:30.23 2557 file.py:183] ...``, such
-# as a CUDA build on a machine without a GPU saying so): the machine's, not the reproducer's.
-TORCH_LOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]")
 
 
 def shown_case(case: Case, plain: Plain) -> Case:
