@@ -172,7 +172,7 @@ def test_a_package_is_handed_back_only_the_buffers_the_program_writes() -> None:
         seen: dict = {}
 
         def compile(module, seen=seen):
-            deployed = calling.Deployed(module, "aoti")
+            deployed = calling.Deployed(module, surface.deployment("aoti").how())
             deployed.target, deployed.holder = module, Package()
             seen["deployed"] = deployed
             return deployed
@@ -180,7 +180,7 @@ def test_a_package_is_handed_back_only_the_buffers_the_program_writes() -> None:
         run = calling.module_program(program, ["x", "buffer", "buffer"], written, compile)
         run(torch.ones(2), torch.ones(2), torch.zeros(2))
         assert seen["deployed"].holder.loaded == handed, written
-    plain = calling.Deployed(calling.Forward(lambda x: (x,)), "aoti")
+    plain = calling.Deployed(calling.Forward(lambda x: (x,)), surface.deployment("aoti").how())
     plain.holder = Package()
     plain.module.register_buffer("s1", torch.ones(1))
     plain._hand_in()

@@ -184,23 +184,24 @@ class Forward(torch.nn.Module):
 
 
 class Deployed:
-    """``program`` (a module, or a function) as deployment ``path`` runs it, built at its first
-    call from that call's arguments: exported (``export-raw``: ``ExportedProgram.module()``), its
-    decompositions run (``export``), then compiled by Inductor (``export-inductor``: the same
-    graph through torch.compile) or by AOTInductor into a package in a temporary folder, loaded
-    (``aoti``). ``hook(program, args, stage)`` stands in for a stage's product (a test double;
-    None: torch's own). Before each call the module's buffers are handed to what runs it, and
-    after it they come back, where the path hands them back: an exported module does; an
-    AOTInductor package keeps the buffers it writes (``returns_state``)."""
+    """``program`` (a module, or a function) as a deployment path runs it (``how``: plain data,
+    ``surface.Deployment.how``), built at its first call from that call's arguments: exported
+    (``builds`` "export": ``ExportedProgram.module()``), with its decompositions run first
+    where ``decomposes``, then compiled by Inductor (``inductor``: the same graph through
+    torch.compile) or by AOTInductor into a package in a temporary folder, loaded
+    (``package``). ``hook(program, args, stage)`` stands in for the stage's product (a test
+    double; None: torch's own). Before each call the module's buffers are handed to what runs
+    it, and after it they come back where the path hands them back (``returns_state``: an
+    exported module does; an AOTInductor package keeps the buffers it writes)."""
 
-    def __init__(self, program, path, hook=None):
+    def __init__(self, program, how, hook=None):
         self.module = program if isinstance(program, torch.nn.Module) else Forward(program)
-        self.path, self.hook = path, hook
+        self.how, self.hook = how, hook
         self.target = self.holder = self.folder = None
 
     @property
     def returns_state(self):
-        return self.path != "aoti"
+        return self.how["returns_state"]
 
     def __call__(self, *args):
         if self.target is None:
@@ -214,22 +215,16 @@ class Deployed:
                     buffer.copy_(own[name])
         return out
 
-    def _stage(self, program, args, stage, compile=None):
-        """``program`` at a stage: what the hook makes of it, else ``compile`` of it."""
-        if self.hook is not None:
-            return refusing(self.hook, program, args, stage), program
-        return (compile(program) if compile else program), program
-
     def _build(self, args):
-        ep = exporting(self.module, args, decompose=self.path != "export-raw")
-        if self.path == "export-raw":
-            return self._stage(ep.module(), args, "export")
-        if self.path == "export":
-            return self._stage(ep.module(), args, "decompositions")
-        if self.path == "export-inductor":
-            return self._stage(ep.module(), args, "inductor", torch.compile)
-        if self.hook is not None:
-            return refusing(self.hook, ep.module(), args, "aoti"), None
+        ep = exporting(self.module, args, decompose=self.how["decomposes"])
+        builds = self.how["builds"]
+        if self.hook is not None:  # a test double stands in for the stage's product
+            exported = ep.module()
+            made = refusing(self.hook, exported, args, self.how["hook_stage"])
+            return made, None if builds == "package" else exported
+        if builds in ("export", "inductor"):  # the buffers live in the exported module
+            exported = ep.module()
+            return (torch.compile(exported) if builds == "inductor" else exported), exported
         import os
         import tempfile
 

@@ -115,7 +115,7 @@ class Recipe:
 
         if self.surface.deployed:
             hook = resolve_backend(self.backend) if ":" in self.backend else None
-            return calling.Deployed(model, self.surface.path, hook)
+            return calling.Deployed(model, self.surface.deployment.how(), hook)
         return torch.compile(model, backend=resolve_backend(self.backend),
                              **self.surface.compile_kwargs())
 

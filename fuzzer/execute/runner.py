@@ -481,7 +481,7 @@ def state_kept_inside(programs: Programs, recipe: Recipe) -> list[int]:
     """The positions, among what a run is judged on (``semantics.judged``), of the module
     buffers the program writes, where its path keeps them inside (an AOTInductor package):
     their value after the call is not the caller's to see, so it is not judged."""
-    if recipe.surface.path != "aoti" or not programs.kinds:
+    if recipe.surface.deployment.returns_state or not programs.kinds:
         return []
     arity = len(programs.graph.outputs)
     return [arity + k for k, position in enumerate(programs.written)

@@ -34,14 +34,88 @@ CUDA_ONLY_MODES = ("reduce-overhead",)  # CUDA graphs: nothing to capture on the
 # and reduction order, where 2.15's Triton backend says it keeps them) and "batch-invariant" (a
 # row computed in a batch equals the same row computed alone, bit for bit).
 PROMISES = ("", "strict", "batch-invariant")
-# How the program is compiled and run: torch.compile, or a deployment path
-# (``execute.calling.Deployed``): torch.export's program (``export``: after its decompositions),
-# AOTInductor's package (``aoti``), and the stages between them triage runs to say where a
-# divergence appears (``export-raw``: before the decompositions; ``export-inductor``: the
-# exported graph compiled by torch.compile).
-PATHS = ("compile", "export-raw", "export", "export-inductor", "aoti")
-UNCOMPILED = ("export-raw", "export")  # paths that run the exported program with no compiler
 ORIGINAL = ("dynamic", "mode", "training")  # the fields every case file has always recorded
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One way a program is compiled and run (``Surface.path``), and all that numfuzz says and
+    does differently for it: what builds the program (``calling.Deployed`` reads ``how``), what
+    a title, a label and the backend isolation call it, and the stages triage runs before it to
+    say where a divergence appears. One record per path: adding a path is one record here, and
+    an unknown path is an error (``deployment``), never read as torch.compile."""
+
+    path: str
+    label: str  # how a person reads the surface (``Surface.label``; '' for torch.compile's)
+    title: str  # what a title says ran it: ``under torch.export``
+    tag: str  # a title's tag in place of the backend's name ('' : the backend's)
+    builds: str  # what runs: "compile" (torch.compile), "export" (ExportedProgram.module()),
+    # "inductor" (torch.compile of the exported program) or "package" (an AOTInductor package)
+    decomposes: bool = False  # export's decompositions run first (run_decompositions)
+    hook_stage: str = ""  # the stage a test double stands in for (``calling.Deployed``)
+    returns_state: bool = True  # the buffers a call writes come back (a package keeps them)
+    stages: tuple[str, ...] = ()  # the paths before it triage runs alone, in a model's order
+    stage_why: str = ""  # this path run alone as a stage of a later one: what it is
+    stage_name: str = ""  # where a divergence is when this stage first shows it (a signature's)
+    layer: str = ""  # the same, as the backend isolation says it
+    triage_label: str = ""  # the label a triager gives a cause first seen at this stage
+
+    @property
+    def deployed(self) -> bool:
+        """Through torch.export (and AOTInductor) instead of torch.compile of the model."""
+        return self.builds != "compile"
+
+    @property
+    def compiles(self) -> bool:
+        """Does a compiler run (so Inductor's knobs and a backend can change what it runs)?"""
+        return self.builds in ("compile", "inductor", "package")
+
+    def how(self) -> dict:
+        """What ``calling.Deployed`` (plain torch, embedded in ``repro.py``) needs to build it,
+        as plain data."""
+        return {"builds": self.builds, "decomposes": self.decomposes,
+                "hook_stage": self.hook_stage, "returns_state": self.returns_state}
+
+
+# In a model's order: torch.compile, then torch.export's program (``export``: after its
+# decompositions) and AOTInductor's package (``aoti``), with the stages between them triage
+# runs to say where a divergence appears (``export-raw``: before the decompositions;
+# ``export-inductor``: the exported graph compiled by torch.compile).
+DEPLOYMENTS = {d.path: d for d in (
+    Deployment("compile", "", "torch.compile", "", "compile"),
+    Deployment("export-raw", "torch.export (no decompositions)", "torch.export", "export",
+               "export", hook_stage="export",
+               stage_why="ExportedProgram.module() as torch.export traced it",
+               stage_name="export (tracing and functionalization)",
+               layer="torch.export's tracing", triage_label="oncall: export"),
+    Deployment("export", "torch.export", "torch.export", "export", "export", decomposes=True,
+               hook_stage="decompositions", stages=("export-raw",),
+               stage_why="after export's decompositions (run_decompositions)",
+               stage_name="export's decompositions", layer="torch.export's decompositions",
+               triage_label="oncall: export"),
+    Deployment("export-inductor", "torch.export + torch.compile",
+               "torch.compile of the exported program", "", "inductor", decomposes=True,
+               hook_stage="inductor", stages=("export-raw", "export"),
+               stage_why="the exported graph compiled by torch.compile (Inductor)",
+               stage_name="Inductor on the exported graph (torch.compile and AOT alike)",
+               layer="Inductor on the exported graph", triage_label="module: inductor"),
+    Deployment("aoti", "torch.export + AOTInductor", "AOTInductor", "aotinductor", "package",
+               decomposes=True, hook_stage="aoti", returns_state=False,
+               stages=("export-raw", "export", "export-inductor"),
+               stage_name="AOTInductor's own (the package: its compile, constants, C++ wrapper "
+                          "or runtime; the same graph through torch.compile agrees)",
+               layer="AOTInductor's package", triage_label="module: aotinductor"),
+)}
+PATHS = tuple(DEPLOYMENTS)
+
+
+def deployment(path: str) -> Deployment:
+    """The record of deployment path ``path``; ValueError for a path numfuzz does not know."""
+    try:
+        return DEPLOYMENTS[path]
+    except KeyError:
+        raise ValueError(f"no deployment path {path!r} (one of {', '.join(PATHS)})") from None
+
 
 
 @dataclass(frozen=True)
@@ -77,8 +151,8 @@ class Surface:
         if surface.path not in PATHS:
             raise CaseError(f"surface path {str(surface.path)[:80]!r} is not one of "
                             f"{', '.join(PATHS)}")
-        if surface.path != "compile" and (surface.dynamic or surface.automatic or
-                                          surface.training or surface.mode != "default"):
+        if surface.deployed and (surface.dynamic or surface.automatic or surface.training or
+                                 surface.mode != "default"):
             raise CaseError(f"surface path {surface.path} takes no torch.compile arguments")
         return surface
 
@@ -108,16 +182,19 @@ class Surface:
                 "mode": None if self.mode == "default" else self.mode}
 
     @property
+    def deployment(self) -> Deployment:
+        """How its program is compiled and run (``Deployment``)."""
+        return deployment(self.path)
+
+    @property
     def deployed(self) -> bool:
         """Does it run the model through torch.export (and AOTInductor) instead of compile?"""
-        return self.path != "compile"
+        return self.deployment.deployed
 
     def label(self) -> str:
         """How a person reads it: ``static``, or e.g. ``dynamic, max-autotune, training``."""
         if self.deployed:
-            return {"export-raw": "torch.export (no decompositions)",
-                    "export": "torch.export", "export-inductor": "torch.export + torch.compile",
-                    "aoti": "torch.export + AOTInductor"}[self.path]
+            return self.deployment.label
         parts = [p for p, on in (("dynamic", self.dynamic),
                                  ("automatic dynamic", self.automatic),
                                  (self.mode, self.mode != "default"),

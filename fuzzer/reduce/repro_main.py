@@ -77,7 +77,8 @@ WRITTEN: list = []
 NAMES: list = []
 KINDS: list = []
 OUTPUT, NODE, TIMEOUT = 0, 0, 0
-PLACE, PATH, PROMISE = "", "", ""
+PLACE, PROMISE = "", ""
+DEPLOYMENT: dict | None = None  # how a deployment path builds the program; None: torch.compile
 TOL, NOISE_TOL, FLOOR = 0.0, 0.0, 0.0
 ORDINAL, PARITY, FLOAT64, NUDGED, SIGNS, TRAINING = True, False, True, False, True, False
 
@@ -149,8 +150,8 @@ def main():
         signal.alarm(TIMEOUT)
     try:
         compile = lambda fn: torch.compile(fn, backend=BACKEND_NAME, **COMPILE)  # noqa: E731
-        if PATH != "compile":  # a deployment: torch.export, AOTInductor's package
-            compile = lambda fn: Deployed(fn, PATH, HOOK)  # noqa: E731
+        if DEPLOYMENT is not None:  # a deployment: torch.export, AOTInductor's package
+            compile = lambda fn: Deployed(fn, DEPLOYMENT, HOOK)  # noqa: E731
         program = module_program(model, KINDS, WRITTEN, compile) if KINDS else \
             compile_model(model, compile)
         with sdpa(COMPILED_SDPA):

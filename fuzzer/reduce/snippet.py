@@ -28,6 +28,7 @@ from fuzzer.corpus.case import Case
 from fuzzer.corpus.files import atomic_write
 from fuzzer.device import Device
 from fuzzer.execute.pool import TaskRunner
+from fuzzer.execute.surface import deployment
 from fuzzer.ir import render
 from fuzzer.judge import semantics
 from fuzzer.judge.key import focus, same_divergence
@@ -212,7 +213,7 @@ def _module_run(case: Case, names: list[str], kinds: list[str], written: list[in
     compiled, holder = f"torch.compile({', '.join(['c', *backend])})", "c"
     if surface.deployed:
         lines += _deployment_lines(surface.path, "c", args)
-        compiled, holder = "deployed", None if surface.path == "aoti" else "deployed"
+        compiled, holder = "deployed", "deployed" if surface.deployment.returns_state else None
     elif surface.automatic:
         lines += [f"compiled_model = torch.compile({', '.join(['c', *backend])})",
                   *_first_call_elsewhere(case, names, kinds)]
@@ -240,21 +241,22 @@ def _module_run(case: Case, names: list[str], kinds: list[str], written: list[in
 
 
 def _deployment_lines(path: str, module: str | None, args: str) -> list[str]:
-    """How a deployment builds what it runs: ``torch.export`` of the module (a function in a
-    module of its own), its decompositions, and for ``aoti`` a package in a temporary folder
-    (``calling.Deployed`` does the same)."""
+    """How a deployment builds what it runs (``surface.Deployment``): ``torch.export`` of the
+    module (a function in a module of its own), its decompositions, then torch.compile of the
+    exported program or, for a package, AOTInductor in a temporary folder (``calling.Deployed``
+    does the same)."""
+    how = deployment(path)
     lines = []
     if module is None:
         lines += ["class Wrap(torch.nn.Module):  # torch.export takes a module",
                   "    def forward(self, *xs):", "        return model(*xs)", ""]
         module = "Wrap()"
     lines.append(f"ep = torch.export.export({module}, ({args},))")
-    if path == "export-raw":
+    if how.decomposes:
+        lines.append("ep = ep.run_decompositions()")
+    if how.builds == "export":
         return [*lines, "deployed = ep.module()"]
-    lines.append("ep = ep.run_decompositions()")
-    if path == "export":
-        return [*lines, "deployed = ep.module()"]
-    if path == "export-inductor":
+    if how.builds == "inductor":
         return [*lines, "deployed = torch.compile(ep.module())"]
     return [*lines, "import tempfile", "package = torch._inductor.aoti_compile_and_package(",
             "    ep, package_path=tempfile.mkdtemp() + '/model.pt2')",

@@ -183,21 +183,14 @@ def _glibc_words(message: str) -> str:
     return message.removeprefix("worker killed by ").split(":")[0][:60]
 
 
-# What runs a deployment's program (``execute.surface``'s paths), as a title names it.
-COMPILERS = {"export-raw": "torch.export", "export": "torch.export",
-             "export-inductor": "torch.compile of the exported program",
-             "aoti": "AOTInductor"}
-TAGS = {"export-raw": "export", "export": "export", "aoti": "aotinductor"}
-
-
 def compiler_name(case: Case) -> str:
-    """``torch.compile``, or what runs a deployment's program: a title must not say
-    torch.compile of a program only torch.export ran."""
-    return COMPILERS.get(case.recipe.surface.path, "torch.compile")
+    """``torch.compile``, or what runs a deployment's program (``surface.Deployment.title``): a
+    title must not say torch.compile of a program only torch.export ran."""
+    return case.recipe.surface.deployment.title
 
 
 def _backend_tag(case: Case) -> str:
-    return TAGS.get(case.recipe.surface.path) or case.recipe.backend.rpartition(":")[2]
+    return case.recipe.surface.deployment.tag or case.recipe.backend.rpartition(":")[2]
 
 
 def _first_line(text: str) -> str:

@@ -13,12 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzzer.corpus.case import Case
-from fuzzer.triage.attribute import AOT_EAGER, EAGER_BACKEND, STAGE_NAMES, Attribution
+from fuzzer.execute.surface import DEPLOYMENTS
+from fuzzer.triage.attribute import AOT_EAGER, EAGER_BACKEND, Attribution
 
 ALWAYS = ("oncall: pt2", "topic: fuzzer")
-# A deployment's stage where it first appears (``attribute.STAGE_NAMES``' keys) → its label.
-STAGE_LABELS = {"export-raw": "oncall: export", "export": "oncall: export",
-                "export-inductor": "module: inductor", "aoti": "module: aotinductor"}
+# The backends' layers; a deployment's stage names its own (``surface.Deployment``).
+LAYERS = {"dynamo": ("Dynamo (it shows with `backend=\"eager\"`)", "module: dynamo"),
+          "aotautograd": ("AOTAutograd (it shows with `aot_eager`, not with `eager`)",
+                          "module: pt2-dispatcher"),
+          "inductor": ("Inductor (it shows with Inductor alone)", "module: inductor"),
+          **{d.path: (d.layer, d.triage_label) for d in DEPLOYMENTS.values() if d.deployed}}
 
 
 @dataclass(frozen=True)
@@ -31,8 +35,7 @@ class Isolation:
     layer: str  # dynamo, aotautograd, inductor, a deployment's stage, or '' (not told apart)
 
     def labels(self) -> list[str]:
-        label = {"dynamo": "module: dynamo", "aotautograd": "module: pt2-dispatcher",
-                 "inductor": "module: inductor"}.get(self.layer) or STAGE_LABELS.get(self.layer)
+        label = LAYERS.get(self.layer, ("", ""))[1]
         return [*([label] if label else []), *ALWAYS]
 
 
@@ -43,10 +46,9 @@ def isolate(case: Case, attribution: Attribution | None) -> Isolation:
     attribution has no eager run: aot_eager persisting there is Dynamo's or AOTAutograd's)."""
     outcomes = {k.knob: k.outcome for k in attribution.knobs} if attribution else {}
     eager, aot_eager = outcomes.get(EAGER_BACKEND, ""), outcomes.get(AOT_EAGER, "")
-    stage = attribution.stage() if attribution is not None else ""
-    named = next((key for key, name in STAGE_NAMES.items() if name == stage), "")
-    if named:
-        return Isolation(eager, aot_eager, named)
+    first = attribution.first_stage() if attribution is not None else None
+    if first is not None:
+        return Isolation(eager, aot_eager, first.path)
     if eager == "persists":
         layer = "dynamo"
     elif aot_eager == "persists" and eager == "vanishes":
@@ -64,14 +66,9 @@ def isolation_text(case: Case, attribution: Attribution | None) -> str:
     said = {"persists": "shows it", "vanishes": "does not show it", "changes":
             "shows another divergence", "unstable": "shows it in some runs",
             "error": "could not run it", "n/a": "does not apply here", "": "not run"}
-    where = {"dynamo": "Dynamo (it shows with `backend=\"eager\"`)",
-             "aotautograd": "AOTAutograd (it shows with `aot_eager`, not with `eager`)",
-             "inductor": "Inductor (it shows with Inductor alone)",
-             "export-raw": "torch.export's tracing", "export": "torch.export's decompositions",
-             "export-inductor": "Inductor on the exported graph",
-             "aoti": "AOTInductor's package"}.get(found.layer, "not told apart")
-    path, backend = case.recipe.surface.path, case.recipe.backend
-    own = f"the case's own path ({path})" if path != "compile" else \
+    where = LAYERS.get(found.layer, ("not told apart", ""))[0]
+    surface, backend = case.recipe.surface, case.recipe.backend
+    own = f"the case's own path ({surface.path})" if surface.deployed else \
         "Inductor" if backend == "inductor" else f"its own backend ({backend})"
     eager = said.get(found.eager, found.eager)
     if found.eager == "n/a" and found.aot_eager == "vanishes":  # ``attribute._eager_after``

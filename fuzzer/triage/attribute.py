@@ -51,7 +51,7 @@ from fuzzer.execute.pool import (
     scaled_timeout,
 )
 from fuzzer.execute.recipe import FRESH_ENV, Recipe
-from fuzzer.execute.surface import DEPLOYED, UNCOMPILED
+from fuzzer.execute.surface import DEPLOYED, PATHS, Deployment, deployment
 from fuzzer.execute.task import HARNESS_ERROR
 from fuzzer.execute.workers import _python_path
 from fuzzer.gen import domains
@@ -101,7 +101,7 @@ class Knob:
         if not self.applies(case.device):
             return f"does not act on {Device(case.device).type}"
         surface = case.recipe.surface
-        if surface.path in UNCOMPILED and (self.config or self.backend):
+        if not surface.deployment.compiles and (self.config or self.backend):
             return f"the {surface.path} path runs the exported program with no compiler"
         if surface.deployed and self.backend:  # Recipe.compile: a deployment ignores it
             return f"the {surface.path} path compiles with Inductor whatever the backend"
@@ -164,20 +164,9 @@ SURFACE = "surface:"
 OFF = {"max_autotune_gemm_backends": "ATEN", "numerics": "default"}
 
 
-# A deployment's stages, each run alone to find the first one that shows the divergence: the
-# stages before a case's own path (``calling.Deployed``), in the order a model goes through them.
+# A deployment's stages (``surface.Deployment.stages``), each run alone to find the first one
+# that shows the divergence, are knobs named ``stage:<path>``.
 STAGE = "stage:"
-STAGES = {"aoti": ("export-raw", "export", "export-inductor"), "export": ("export-raw",),
-          "export-inductor": ("export-raw", "export")}
-STAGE_WHY = {"export-raw": "ExportedProgram.module() as torch.export traced it",
-             "export": "after export's decompositions (run_decompositions)",
-             "export-inductor": "the exported graph compiled by torch.compile (Inductor)"}
-# Where a divergence appears, by the first stage that shows it (none: the path's own last step).
-STAGE_NAMES = {"export-raw": "export (tracing and functionalization)",
-               "export": "export's decompositions",
-               "export-inductor": "Inductor on the exported graph (torch.compile and AOT alike)",
-               "aoti": "AOTInductor's own (the package: its compile, constants, C++ wrapper or "
-                       "runtime; the same graph through torch.compile agrees)"}
 
 
 def surface_knobs(case: Case) -> tuple[Knob, ...]:
@@ -190,8 +179,8 @@ def surface_knobs(case: Case) -> tuple[Knob, ...]:
                   why=f"the surface without {key}={value}")
              for key, value in options.items() if isinstance(value, bool) or key in OFF]
     surface = case.recipe.surface
-    knobs += [Knob(f"{STAGE}{path}", surface={"path": path}, why=STAGE_WHY[path])
-              for path in STAGES.get(surface.path, ())]
+    knobs += [Knob(f"{STAGE}{path}", surface={"path": path}, why=deployment(path).stage_why)
+              for path in surface.deployment.stages]
     for name, field_value, back in (("dynamic=True", surface.dynamic, {"dynamic": False}),
                                     ("automatic dynamic", surface.automatic,
                                      {"automatic": False}),
@@ -287,17 +276,26 @@ class Attribution:
 
     def stage(self) -> str:
         """Where a deployment's divergence appears ('' for torch.compile's, or none run): the
-        first of its stages that still shows it (``STAGES``), else the path's own last step."""
+        stage name of ``first_stage``."""
+        if not any(k.knob.startswith(STAGE) for k in self.knobs):
+            return ""
+        first = self.first_stage()
+        return first.stage_name if first is not None else \
+            "not told apart (a stage could not run or changed the divergence)"
+
+    def first_stage(self) -> Deployment | None:
+        """The deployment path whose stage first shows it: the first stage run alone that
+        persists, else, where every one vanished, the path after the last (the case's own);
+        None where no stage ran or one could not tell."""
         runs = [k for k in self.knobs if k.knob.startswith(STAGE)]
         if not runs:
-            return ""
+            return None
         for k in runs:
             if k.outcome == "persists":
-                return STAGE_NAMES[k.knob.removeprefix(STAGE)]
-        last = {"export-raw": "export", "export": "export-inductor",
-                "export-inductor": "aoti"}[runs[-1].knob.removeprefix(STAGE)]
-        return STAGE_NAMES[last] if all(k.outcome == "vanishes" for k in runs) else \
-            "not told apart (a stage could not run or changed the divergence)"
+                return deployment(k.knob.removeprefix(STAGE))
+        if not all(k.outcome == "vanishes" for k in runs):
+            return None
+        return deployment(PATHS[PATHS.index(runs[-1].knob.removeprefix(STAGE)) + 1])
 
     def to_dict(self) -> dict:
         return asdict(self)
