@@ -16,13 +16,13 @@ from fuzzer.corpus.case import Case
 from fuzzer.execute.task import Task
 from fuzzer.gen.grammar import Builder
 from fuzzer.ir.graph import Graph
-from fuzzer.judge.kinds import Kind
+from fuzzer.judge.kinds import Kind, facts
 from fuzzer.judge.verdict import Verdict
 from fuzzer.nightly.backlog import served
 from fuzzer.report import ranking
 from fuzzer.report.store import Finding, Store
 from fuzzer.triage import known, locate, value
-from fuzzer.triage.signature import FAMILY, signature_fields
+from fuzzer.triage.signature import signature_fields
 
 
 def _graph(op: str = "exp") -> tuple[Graph, int]:
@@ -143,7 +143,7 @@ def test_the_copysign_of_a_zero_clamp_is_a_hit_on_the_minimum_signed_zero_entry(
     fields = signature_fields(case, None)
     entries = known.entries()
     assert known.match(fields, entries) is None  # by the kind it showed: no entry
-    root = {"op": found.label, "family": FAMILY.get(found.kind, found.kind)}
+    root = {"op": found.label, "family": facts(found.kind).family}
     entry = known.match({**fields, "root": root}, entries)
     assert entry is not None and entry.id == "minimum-signed-zero"
     assert value.classify(case, {"op": found.label, "kind": found.kind}).number == 5

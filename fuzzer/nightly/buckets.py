@@ -32,11 +32,11 @@ from fuzzer.corpus.case import Case
 from fuzzer.device import Device
 from fuzzer.execute.pool import Runners, run_within
 from fuzzer.judge.key import DivergenceKey, same_divergence
-from fuzzer.judge.kinds import RAISED, Kind
+from fuzzer.judge.kinds import RAISED, Kind, facts
 from fuzzer.triage import known, ledger, value
 from fuzzer.triage.attribute import AOT_EAGER, KNOBS, SURFACE, flip, knob_named
 from fuzzer.triage.known import Conditions
-from fuzzer.triage.signature import FAMILY, aliased_arguments, float_core, said
+from fuzzer.triage.signature import aliased_arguments, float_core, said
 
 # Where no knob made the representative vanish: whether it survives without Inductor tells a
 # cause inside Inductor from one before it.
@@ -96,7 +96,7 @@ def raw_fields(case: Case) -> dict:
     and frames, message, arguments that alias, the program's ops, its value class."""
     assert case.verdict is not None  # a raw finding
     key = DivergenceKey.of(case.verdict)
-    return {"family": FAMILY.get(key.kind, str(key.kind)), "device": Device(case.device).type,
+    return {"family": facts(key.kind).family, "device": Device(case.device).type,
             "error": [key.error, *key.frames], "message": said(case.verdict),
             "aliased_arguments": aliased_arguments(case.graph), "core": float_core(case),
             "value_class": value.classify(case).number}

@@ -20,7 +20,8 @@ import os
 import re
 import shlex
 import signal
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fuzzer.corpus.case import Case
@@ -33,7 +34,7 @@ from fuzzer.ir import ops, render
 from fuzzer.ir.graph import Graph, canonical_order
 from fuzzer.judge import rules
 from fuzzer.judge.details import Agrees, Details, Element, given
-from fuzzer.judge.kinds import FLIPS, HEAP, HEAP_ABORTS, RAISED, Kind, memory_class
+from fuzzer.judge.kinds import HEAP, HEAP_ABORTS, RAISED, Kind, facts, memory_class
 from fuzzer.judge.oracle import TOLERANCE
 from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.snippet import Plain, shows_divergence
@@ -100,45 +101,102 @@ def first_wrong_expression(case: Case, attribution: Attribution | None) -> str:
     return _expression(case, node)
 
 
+def shown_form(verdict: Verdict) -> str:
+    """How a draft shows a verdict (``kinds.Facts.form``), refined by what its diverging output
+    holds: ``memory``, ``raised`` or ``hang`` (how compiled failed), ``meta`` (no output, or a
+    dtype or shape), ``accuracy`` or ``reason`` (an output with no differing elements: the RMSE,
+    or what the verdict says), ``index`` (an index output's elements) or ``elements``."""
+    own = facts(verdict.kind).form
+    if own in FAILED:
+        return own
+    out = verdict.diverging
+    form = facts(out.kind).form if out is not None else "meta"
+    if form == "meta" or out is None:
+        return "meta"
+    if not out.details.elements:
+        return "accuracy" if form == "accuracy" else "reason"
+    return "index" if any(e.fault for e in out.details.elements) else "elements"
+
+
+FAILED = ("memory", "raised", "hang")  # forms told by how compiled failed, not by an output
+
+
+@dataclass(frozen=True)
+class _Told:
+    """What a title or a sentence is built from: the case's verdict, its diverging output's
+    details (empty where none), the expression, what ran it and on what surface."""
+
+    case: Case
+    verdict: Verdict
+    details: Details
+    what: str
+    compiler: str
+    on: str = ""
+
+    @property
+    def kind(self) -> str:
+        out = self.verdict.diverging
+        return out.kind if out is not None else self.verdict.kind
+
+    @property
+    def reason(self) -> str:
+        return self.details.reason or self.verdict.message
+
+    @property
+    def first(self) -> Element:
+        return next((e for e in self.details.elements if e.fault), self.details.elements[0])
+
+
+def _told(case: Case, on: str = "") -> _Told:
+    v = case.verdict
+    assert v is not None  # callers say so first
+    out = v.diverging
+    return _Told(case, v, out.details if out is not None else Details(),
+                 diverging_expression(case), compiler_name(case), on)
+
+
+def _memory_title(t: _Told) -> str:
+    if memory_class(t.verdict.message) == HEAP:
+        return (f"heap corruption: {t.compiler} of {t.what}{t.on} writes past the end of a "
+                f"buffer ({_glibc_words(t.verdict.message)})")
+    return f"invalid memory access in {t.compiler} of {t.what}{t.on} " \
+           f"({_glibc_words(t.verdict.message)})"
+
+
+def _elements_title(t: _Told) -> str:
+    first = t.details.elements[0]
+    value = input_text(t.case, first.index)
+    of = f" of {value}" if value is not None else ""
+    return (f"{t.what}{of} gives {short(first.compiled)} under {t.compiler}{t.on} "
+            f"(eager {short(first.eager)})")
+
+
+# A title's body per form (``shown_form``): what diverges, on what, and what compiled gives.
+TITLES: dict[str, Callable[[_Told], str]] = {
+    "memory": _memory_title,
+    "raised": lambda t: f"{t.compiler} of {t.what}{t.on} raises "
+                        f"{_first_line(t.verdict.message)[:80]}",
+    "hang": lambda t: f"{t.compiler} of {t.what}{t.on} hangs where eager returns",
+    "meta": lambda t: f"{t.what} under {t.compiler}: {t.reason or 'differs from eager'}",
+    "accuracy": lambda t: (f"{t.what} is less accurate under {t.compiler}{t.on} than eager "
+                           f"(RMSE vs float64 {short(t.details.rmse_compiled)}, eager "
+                           f"{short(t.details.rmse_eager)})"),
+    "reason": lambda t: f"{t.what} under {t.compiler}{t.on}: "
+                        f"{_first_line(t.reason or f'{t.kind} divergence')[:100]}",
+    "index": lambda t: f"{t.what} under {t.compiler}{t.on} {index_words(t.first)}",
+    "elements": _elements_title,
+}
+
+
 def _title_body(case: Case, on: str) -> str:
     """The title after its tag: what diverges, on what, and what compiled and eager give."""
-    v = case.verdict
-    compiler = compiler_name(case)
-    if v is None:
-        return f"{compiler} diverges from eager"
-    what = diverging_expression(case)
-    if v.kind == Kind.MEMORY:
-        if memory_class(v.message) == HEAP:
-            return (f"heap corruption: {compiler} of {what}{on} writes past the end "
-                    f"of a buffer ({_glibc_words(v.message)})")
-        return f"invalid memory access in {compiler} of {what}{on} " \
-               f"({_glibc_words(v.message)})"
-    if v.kind == Kind.CRASH:
-        return f"{compiler} of {what}{on} raises {_first_line(v.message)[:80]}"
-    if v.kind == Kind.TIMEOUT:
-        return f"{compiler} of {what}{on} hangs where eager returns"
-    out = v.diverging
-    details = out.details if out is not None else Details()
-    if details.gradient_of is not None:  # --training: the gradient of the outputs' sum
-        what = f"the gradient of {what}"
-    if out is None or out.kind == Kind.META:
-        reason = details.reason or v.message or "differs from eager"
-        return f"{what} under {compiler}: {reason}"
-    elements = details.elements
-    if not elements and out.kind == Kind.ACCURACY:
-        return (f"{what} is less accurate under {compiler}{on} than eager (RMSE vs "
-                f"float64 {short(details.rmse_compiled)}, eager {short(details.rmse_eager)})")
-    if not elements:  # aliasing, a broken promise, a signed zero: what the verdict says
-        reason = details.reason or v.message or f"{out.kind} divergence"
-        return f"{what} under {compiler}{on}: {_first_line(reason)[:100]}"
-    faulted = next((e for e in elements if e.fault), None)
-    if faulted is not None:  # an index output: what is wrong with compiled's index
-        return f"{what} under {compiler}{on} {index_words(faulted)}"
-    first = elements[0]
-    value = input_text(case, first.index)
-    of = f" of {value}" if value is not None else ""
-    return (f"{what}{of} gives {short(first.compiled)} under {compiler}{on} "
-            f"(eager {short(first.eager)})")
+    if case.verdict is None:
+        return f"{compiler_name(case)} diverges from eager"
+    told = _told(case, on)
+    form = shown_form(case.verdict)
+    if form not in FAILED and told.details.gradient_of is not None:  # --training
+        told = replace(told, what=f"the gradient of {told.what}")
+    return TITLES[form](told)
 
 
 def index_words(e: Element) -> str:
@@ -276,50 +334,61 @@ def distance_ulps(verdict: Verdict | None) -> float | None:
 
 
 def sentence(case: Case) -> str:
-    """What is wrong, in one sentence."""
-    v = case.verdict
-    if v is None:
+    """What is wrong, in one sentence (per form, ``SENTENCES``)."""
+    if case.verdict is None:
         return "No verdict recorded."
-    how = f"`{compiler_name(case)}` ({case.recipe.label()}, {case.device})"
-    if v.kind == Kind.MEMORY:
-        wrong = "writes past the end of a buffer: the heap is corrupted, and glibc aborts the " \
-            "process" if memory_class(v.message) == HEAP else \
-            "reads or writes outside its buffers and the process dies"
-        return (f"{how} runs a kernel that {wrong} (`{_glibc_words(v.message)}`), where eager "
-                "runs the same program cleanly.")
-    if v.kind == Kind.CRASH:
-        return f"{how} raises where eager runs: `{_first_line(v.message)[:200]}`."
-    if v.kind == Kind.TIMEOUT:
-        return f"{how} does not return where eager does: {_first_line(v.message)[:200]}."
-    out = v.diverging
-    if out is None:
-        return f"{how} and eager disagree: {v.summary()}."
-    details = out.details
-    place = output_label(v)
-    expr = f"`{diverging_expression(case)}`"
-    elements = details.elements
-    if out.kind == Kind.META:
-        return f"{how} changes {place}: {given(details.reason, v.message)}."
-    if not elements and out.kind != Kind.ACCURACY:  # aliasing, a promise: what it says
-        return f"{how} changes {place}: {given(details.reason, v.message or out.kind)}."
-    if not elements:
-        return (f"{how} computes {expr} ({place}) further from float64 than eager does: it fails "
-                "`torch._dynamo.utils.same` against the float64 reference where eager passes "
-                f"(RMSE vs float64: compiled {short(details.rmse_compiled)}, eager "
-                f"{short(details.rmse_eager)}).")
-    e = next((x for x in elements if x.fault), elements[0])
-    count = f"{given(details.count, len(elements))} of {given(details.total, '?')} elements"
-    if e.fault:
-        return (f"{how} {index_words(e)} for {expr} ({place}; {count} differ): "
-                f"{_selected_words(e)}.")
+    told = _told(case)
+    how = f"`{told.compiler}` ({case.recipe.label()}, {case.device})"
+    return SENTENCES[shown_form(case.verdict)](told, how)
+
+
+def _memory_sentence(t: _Told, how: str) -> str:
+    wrong = "writes past the end of a buffer: the heap is corrupted, and glibc aborts the " \
+        "process" if memory_class(t.verdict.message) == HEAP else \
+        "reads or writes outside its buffers and the process dies"
+    return (f"{how} runs a kernel that {wrong} (`{_glibc_words(t.verdict.message)}`), where "
+            "eager runs the same program cleanly.")
+
+
+def _meta_sentence(t: _Told, how: str) -> str:
+    if t.verdict.diverging is None:
+        return f"{how} and eager disagree: {t.verdict.summary()}."
+    return f"{how} changes {output_label(t.verdict)}: {given(t.details.reason, t.verdict.message)}."
+
+
+def _count(t: _Told) -> str:
+    return f"{given(t.details.count, len(t.details.elements))} of " \
+           f"{given(t.details.total, '?')} elements"
+
+
+def _elements_sentence(t: _Told, how: str) -> str:
+    e = t.first
     values = (f"gives {short(e.compiled)} where eager gives {short(e.eager)} and float64 "
               f"{short(e.fp64)}")
-    why = {Kind.NONFINITE: "a non-finite value eager and float64 do not have",
-           Kind.HIDDEN_NONFINITE: "a finite value where eager and float64 overflow",
-           Kind.SIGNED_ZERO: "a zero of the other sign than eager's and float64's",
-           }.get(out.kind, "compiled further from float64's code than eager's" if out.kind in
-                 FLIPS else "")
-    return f"{how} {values} for {expr} ({place}; {count} differ: {why})."
+    return (f"{how} {values} for `{t.what}` ({output_label(t.verdict)}; {_count(t)} differ: "
+            f"{facts(t.kind).differs}).")
+
+
+# The sentence per form (``shown_form``): what is wrong, in the bug's own words.
+SENTENCES: dict[str, Callable[[_Told, str], str]] = {
+    "memory": _memory_sentence,
+    "raised": lambda t, how: f"{how} raises where eager runs: "
+                             f"`{_first_line(t.verdict.message)[:200]}`.",
+    "hang": lambda t, how: f"{how} does not return where eager does: "
+                           f"{_first_line(t.verdict.message)[:200]}.",
+    "meta": _meta_sentence,
+    "reason": lambda t, how: f"{how} changes {output_label(t.verdict)}: "
+                             f"{given(t.details.reason, t.verdict.message or t.kind)}.",
+    "accuracy": lambda t, how: (
+        f"{how} computes `{t.what}` ({output_label(t.verdict)}) further from float64 than "
+        "eager does: it fails `torch._dynamo.utils.same` against the float64 reference where "
+        f"eager passes (RMSE vs float64: compiled {short(t.details.rmse_compiled)}, eager "
+        f"{short(t.details.rmse_eager)})."),
+    "index": lambda t, how: (f"{how} {index_words(t.first)} for `{t.what}` "
+                             f"({output_label(t.verdict)}; {_count(t)} differ): "
+                             f"{_selected_words(t.first)}."),
+    "elements": _elements_sentence,
+}
 
 
 def _selected_words(e: Element) -> str:
@@ -442,22 +511,18 @@ def _index_table(details: Details) -> str:
 
 
 def _why(kind: str, details: Details, dtype: str, case: Case) -> list[str]:
-    if kind == Kind.NONFINITE:
-        return ["**Why this is a bug:** compiled produces inf/NaN where both eager and the float64 "
-                "reference are finite. PyTorch's accuracy rule compares finite values only, so "
-                "this is reported as its own class."]
-    if kind == Kind.HIDDEN_NONFINITE:
-        return ["**Why this is a bug:** compiled is finite where eager and the float64 reference "
-                "are both inf/NaN: the compiled model hides an overflow or invalid value."]
-    if kind == Kind.META:
+    """Why it is a bug: what the kind says of itself (``kinds.Facts.why``), a shape or dtype, a
+    loss of accuracy, or, for a discrete output, why its flip or index is wrong."""
+    form, said = facts(kind).form, facts(kind).why
+    if form == "meta":
         reason = given(details.reason, "compiled and eager outputs differ")
         return [f"**Why this is a bug:** {reason} (shape or dtype)."]
-    if kind == Kind.ACCURACY:
+    if form == "accuracy":
         return [f"**Why this is a bug:** compiled fails `torch._dynamo.utils.same` against the "
                 f"float64 reference: {given(details.reason, '')} (RMSE vs float64: eager "
                 f"{details.rmse_eager}, compiled {details.rmse_compiled})."]
-    if kind in WHY:
-        return [f"**Why this is a bug:** {WHY[kind]}"
+    if said:
+        return [f"**Why this is a bug:** {said}"
                 + (f" Here: {details.reason}." if details.reason else "")]
     first = details.elements[0] if details.elements else None
     if first is not None and first.fault is not None:
@@ -491,19 +556,6 @@ def _why(kind: str, details: Details, dtype: str, case: Case) -> list[str]:
 
 
 # Why a kind with no discrete codes or float values to tabulate is a bug, in a sentence.
-WHY: dict[str, str] = {
-    Kind.ALIASING: "which outputs share storage with the inputs, or what the program leaves in "
-                   "the inputs it writes, differs from eager's: code that relies on eager's "
-                   "aliasing (a write through an output, a later read of an input) computes "
-                   "something else once compiled.",
-    Kind.PROMISE: "the surface promises eager's values bit for bit (or a row computed alone "
-                  "equal to the same row in its batch), and compiled breaks that promise.",
-    Kind.SIGNED_ZERO: "compiled gives a zero of the other sign than eager and float64's exact "
-                      "zero, where the program defines the sign (1 / x then gives the other "
-                      "infinity).",
-}
-
-
 def _index_why(details: Details, case: Case) -> str:
     """Why an index output's difference is a bug, by what is wrong with compiled's index."""
     faults = sorted({e.fault for e in details.elements if e.fault})

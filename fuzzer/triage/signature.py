@@ -57,20 +57,13 @@ from fuzzer.ir import ops
 from fuzzer.ir.graph import canonical_order
 from fuzzer.judge import semantics
 from fuzzer.judge.key import error_type
-from fuzzer.judge.kinds import RAISED, Kind
+from fuzzer.judge.kinds import RAISED, Kind, facts
 from fuzzer.judge.verdict import Verdict
 from fuzzer.triage import value
 from fuzzer.triage.attribute import EAGER_BACKEND, KNOBS, Attribution, Knob, attribute
 from fuzzer.triage.known import bare
 from fuzzer.triage.locate import locate
 
-# Keyed by str: a Kind is one, and a kind read back from a file (a plain str) finds its family.
-FAMILY: dict[str, str] = {
-    Kind.INT_FLIP: "flip", Kind.PARITY: "flip", Kind.WEAK_FLIP: "flip",
-    Kind.NONFINITE: "nonfinite", Kind.HIDDEN_NONFINITE: "nonfinite",
-    Kind.ACCURACY: "accuracy", Kind.META: "meta", Kind.CRASH: "crash",
-    Kind.TIMEOUT: "timeout", Kind.WORKER_KILL: "worker-kill",
-    Kind.MEMORY: "memory", Kind.PROMISE: "promise"}
 # The knobs a signature reads. Not the eager backend's: whatever vanishes with aot_eager
 # vanishes with it too, so it tells Dynamo's causes from AOTAutograd's only for the draft's
 # labels, and leaving it out keeps every signature recorded before it was added.
@@ -114,7 +107,7 @@ def signature_fields(case: Case, attribution: Attribution | None) -> dict:
     verdict = case.verdict
     kind = verdict.kind if verdict else "none"
     fields: dict = {
-        "family": FAMILY.get(kind, kind),
+        "family": facts(kind).family,
         "device": Device(case.device).type,
         "backend": case.recipe.backend,
         "core": float_core(case),
@@ -166,7 +159,7 @@ def mechanism_of(attribution: Attribution | None) -> dict:
     if root.get("node") is None:
         return {}
     kind = root.get("kind", "")
-    return {"op": root.get("label", ""), "family": FAMILY.get(kind, kind), "kind": kind,
+    return {"op": root.get("label", ""), "family": facts(kind).family, "kind": kind,
             "confirmed": bool(root.get("confirmed"))}
 
 

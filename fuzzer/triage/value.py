@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from fuzzer.corpus.case import Case
 from fuzzer.gen import domains
-from fuzzer.judge.kinds import Kind
+from fuzzer.judge.kinds import CRASHES, Kind
 
 CLASSES = {
     1: "a silent wrong value or a memory-unsafe write on ordinary inputs",
@@ -37,7 +37,6 @@ CLASSES = {
 }
 # What a new cause of each class earns its arm: the order maintainers fix them in.
 WEIGHT = {1: 1.0, 2: 1.0, 3: 0.5, 4: 0.2, 5: 0.1}
-CRASHES = (Kind.CRASH, Kind.TIMEOUT, Kind.WORKER_KILL)
 UNKNOWN = 6  # a cause recorded before value classes: after every class
 FLOAT32_MAX, FLOAT32_TINY = 3.4028234663852886e38, 1.1754943508222875e-38  # a constant's scale
 
