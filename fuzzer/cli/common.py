@@ -222,6 +222,52 @@ def log_line(text: str) -> None:
 # ------------------------------------------------------------------ the compile surface
 
 
+def campaign_options(command: Decorated) -> Decorated:
+    """What a campaign fuzzes and how, the same for ``run`` and ``nightly``: the device, the
+    grammar, the backend, a case's timeout, the policy discrete flips are judged by, the
+    strategies' weights, the engine (and Ray's address) and the search."""
+    from fuzzer.campaign.guided import SEARCHES
+    from fuzzer.gen.strategy import STRATEGIES
+    from fuzzer.judge.kinds import POLICIES
+
+    for decorate in reversed((
+        click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+                     show_default=True),
+        click.option("--grammar", type=click.Choice(["mixed", "vision", "attention"]),
+                     default="mixed", show_default=True),
+        click.option("--backend", default="inductor", show_default=True,
+                     help="torch.compile backend: inductor, aot_eager, eager, or "
+                          "module:function."),
+        click.option("--timeout", type=float, default=300, show_default=True,
+                     help="Seconds per case before the worker is killed and the case is a "
+                          "timeout."),
+        click.option("--policy", type=click.Choice(POLICIES), default="float64",
+                     show_default=True,
+                     help="float64: a discrete flip is a finding only where compiled is further "
+                          "from float64 than eager (PyTorch's rule). parity: every discrete "
+                          "mismatch with eager is one (eager's rounding is your spec); each "
+                          "element is still classed as regressing or benign."),
+        click.option("--strategy", "strategies", multiple=True, metavar="NAME=WEIGHT",
+                     help="Weight of a strategy (repeatable; 0 turns it off): "
+                          + ", ".join(f"{n} [{s.weight:g}]" for n, s in STRATEGIES.items())
+                          + ". A --grammar other than mixed keeps only the model strategies."),
+        click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
+                     show_default=True,
+                     help="local: worker processes here. ray: one actor per GPU (or per "
+                          "--workers CPU slot) of a Ray cluster, which fuzzes (and, for a "
+                          "night, minimizes and triages); needs numfuzz[ray]."),
+        click.option("--ray-address", help="The Ray cluster to join (auto: the one `ray start` "
+                                           "made here); default: start a local one."),
+        click.option("--search", type=click.Choice(SEARCHES), default="random",
+                     show_default=True,
+                     help="guided: also spend half the cases mutating the best near misses so "
+                          "far (cases where compiled is closest to failing the verdict rules); "
+                          "see fuzzer/campaign/guided.py."),
+    )):
+        command = decorate(command)
+    return command
+
+
 def compile_options(command: Decorated) -> Decorated:
     """``--dynamic``, ``--mode``, ``--inductor-config`` and ``--training``: how a campaign
     compiles its cases (recorded in each, so replay, minimize and repro.py do the same)."""
@@ -373,3 +419,27 @@ def _option_value(text: str) -> OptionValue:
         return int(text)
     except ValueError:
         return text
+
+
+def knob_names(text: str | None) -> tuple[str, ...] | None:
+    """``--knobs``: comma-separated knob names, each checked (one line for an unknown one);
+    None where not given."""
+    if text is None:
+        return None
+    from fuzzer.triage.attribute import knob_named
+
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for name in names:
+        try:
+            knob_named(name)
+        except KeyError as err:
+            raise UserError(str(err.args[0])) from None
+    return names
+
+
+# ``--confirm-with`` (``triage``, ``nightly``, ``findings --ledger --measure``).
+CONFIRM_WITH = click.option(
+    "--confirm-with", "confirm_with", multiple=True, metavar="PYTHON",
+    help="Another environment's python (e.g. a nightly build's), repeatable: the case's "
+         "repro.py runs there too, and a cause is drafted only when it reproduces on every "
+         "torch named (one that no longer does on a newer torch is fixed upstream there).")

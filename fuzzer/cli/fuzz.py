@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fuzzer.campaign.guided import SEARCHES
 from fuzzer.cli.common import (
     UserError,
     arm_options,
+    campaign_options,
     compile_options,
     is_tty,
     main,
@@ -30,8 +30,8 @@ from fuzzer.cli.common import (
     writable,
 )
 from fuzzer.device import Device
-from fuzzer.gen.strategy import DRAWS, STRATEGIES
-from fuzzer.judge.kinds import COUNTED, POLICIES, Kind
+from fuzzer.gen.strategy import DRAWS
+from fuzzer.judge.kinds import COUNTED, Kind
 
 if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays light
     from rich.table import Table
@@ -41,13 +41,10 @@ if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays
 
 
 @main.command()
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
-              show_default=True)
+@campaign_options
 @click.option("--cases", type=click.IntRange(min=1), help="Stop after this many cases.")
 @click.option("--time", "duration", help="Stop after this long (90s, 30m, 8h).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--grammar", type=click.Choice(["mixed", "vision", "attention"]), default="mixed",
-              show_default=True)
 @click.option("--dtype", type=click.Choice(["all", "fp32", "bf16", "fp16"]), default="all",
               show_default=True)
 @click.option("--draws", type=click.IntRange(1, 64), default=DRAWS, show_default=True,
@@ -60,30 +57,11 @@ if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays
                              "are dealt out round-robin, so several may share one GPU.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"),
               show_default=True)
-@click.option("--backend", default="inductor", show_default=True,
-              help="torch.compile backend: inductor, aot_eager, eager, or module:function.")
-@click.option("--timeout", type=float, default=300, show_default=True,
-              help="Seconds per case before the worker is killed and the case is a timeout.")
 @click.option("--resume", is_flag=True, help="Continue the campaign recorded in --out.")
 @click.option("--keep-benign", is_flag=True,
               help="Also save weak flips and benign differences (not findings) to --out.")
-@click.option("--policy", type=click.Choice(POLICIES), default="float64", show_default=True,
-              help="float64: a discrete flip is a finding only where compiled is further from "
-                   "float64 than eager (PyTorch's rule). parity: every discrete mismatch with "
-                   "eager is one (eager's rounding is your spec); each element is still classed "
-                   "as regressing or benign.")
-@click.option("--strategy", "strategies", multiple=True, metavar="NAME=WEIGHT",
-              help="Weight of a strategy (repeatable; 0 turns it off): "
-                   + ", ".join(f"{n} [{s.weight:g}]" for n, s in STRATEGIES.items())
-                   + ". A --grammar other than mixed keeps only the model strategies.")
 @click.option("--seed-model", type=click.Path(dir_okay=False, path_type=Path),
               help="Mutate this KernelBench-style model file instead of generating models.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
-              show_default=True, help="local: worker processes here. ray: one actor per GPU "
-                                      "(or per --workers CPU slot) of a Ray cluster; needs "
-                                      "numfuzz[ray].")
-@click.option("--ray-address", help="The Ray cluster to join (auto: the one `ray start` made "
-                                    "here); default: start a local one.")
 @click.option("--allow-mixed-versions", is_flag=True,
               help="Ray: fuzz on a fleet whose nodes run different torch versions.")
 @compile_options
@@ -91,10 +69,6 @@ if TYPE_CHECKING:  # the command imports what it uses when it runs: --help stays
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               help="Split the time over the arms by the yields this nightly store records "
                    "(default: by the catalogue's priors alone).")
-@click.option("--search", type=click.Choice(SEARCHES), default="random", show_default=True,
-              help="guided: also spend half the cases mutating the best near misses so far "
-                   "(cases where compiled is closest to failing the verdict rules); see "
-                   "fuzzer/campaign/guided.py.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def run(device: str, cases: int | None, duration: str | None, seed: int, grammar: str,
         dtype: str, draws: int, workers: int | None, gpus: str | None, out: Path, backend: str,
