@@ -93,7 +93,7 @@ def test_the_time_budget_stops_the_minimizer_and_leaves_the_closing_check_its_ti
     case = with_verdict(erf_saturation_case(), fake_runner)
     start = clock.now()
     result = minimize(case, fake_runner, k=3, seconds=10)
-    assert not result.fixpoint and result.stopped == "time budget reached"
+    assert not result.fixpoint and str(result.stopped) == "time budget reached"
     assert result.seconds == clock.now() - start == result.calls  # every call was a run
     assert result.seconds <= 10 + 1  # one call past its share at most, the 3 closing ones in
     assert result.reliability == (3, 3) and len(result.case.graph) < len(case.graph)

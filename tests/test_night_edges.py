@@ -66,7 +66,7 @@ def test_a_case_left_short_tonight_is_not_started_again_the_same_night(night, mo
 
     def left_short(ctx, path, key):
         started.append(key)  # the minimizer's budget ran out short of its fixpoint
-        return pipeline.Result("failed", "the minimizer stopped short of its fixpoint")
+        return pipeline.Result(pipeline.Ended.FAILED, "the minimizer stopped short of its fixpoint")
 
     monkeypatch.setattr(pipeline, "_process_one", left_short)
     lanes.process(ctx)

@@ -18,7 +18,7 @@ from fuzzer.gen.grammar import Builder
 from fuzzer.judge.details import Element
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import OutputVerdict, Verdict
-from fuzzer.reduce.shrinker import BudgetExhausted, Shrinker
+from fuzzer.reduce.shrinker import Budget, BudgetExhausted, Shrinker
 from fuzzer.reduce.size import size_key
 
 
@@ -153,7 +153,8 @@ def test_a_stall_stops_the_shrinker_and_says_so() -> None:
     shrinker = Shrinker(case_of(b), lambda c: False, stall=5)
     with pytest.raises(BudgetExhausted, match="stalled"):
         shrinker.shrink()
-    assert shrinker.calls == 5 and not shrinker.fixpoint and "stalled" in shrinker.stopped
+    assert shrinker.calls == 5 and not shrinker.fixpoint and shrinker.stopped is not None
+    assert shrinker.stopped.budget == Budget.STALL and "stalled" in str(shrinker.stopped)
     budget = Shrinker(case_of(b), lambda c: False, max_calls=3, stall=None)
     with pytest.raises(BudgetExhausted, match="max-calls"):
         budget.shrink()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from fuzzer import clock
@@ -58,15 +59,34 @@ MIN_CASE_SECONDS = 20.0  # a case is not started with less than this before its 
 MINIMIZE_SHARE = 2 / 3  # of what a case has left, for the minimizer; the rest for triage
 
 
+class Ended(StrEnum):
+    """How one full pipeline ended."""
+
+    SETTLED = "settled"  # a cause, a known entry, no finding
+    NOT_REPRODUCIBLE = "not reproducible"
+    FAILED = "failed"  # an error, a minimizer short of its fixpoint: an attempt that counts
+    LEFT = "left"  # the night's time ran out: the next night carries on
+
+
 @dataclass(frozen=True)
 class Result:
-    """How one full pipeline ended: ``settled`` (a cause, a known entry, no finding),
-    ``not reproducible``, ``failed`` (an error, a minimizer short of its fixpoint: an attempt
-    that counts) or ``left`` (the night's time ran out: the next night carries on)."""
+    """How one full pipeline ended (``state``), in words (``how``), and what its bucket's
+    members are checked against where it settled as a cause."""
 
-    state: str
+    state: Ended
     how: str
     settled: Settled | None = None
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """What minimizing a case tonight gave: the case at the minimizer's fixpoint and its k/k,
+    or no case (``note``: why it does not reproduce; none: a budget stopped it short, kept to
+    carry on)."""
+
+    case: Case | None
+    reliability: tuple[int, int] | None = None
+    note: str = ""
 
 
 def work_on(ctx: Context, backlog: Backlog, work: Work) -> None:
@@ -83,11 +103,11 @@ def work_on(ctx: Context, backlog: Backlog, work: Work) -> None:
     ctx.store.attempt(key)
     result = _process_one(ctx, work.item.path, key)
     seconds = clock.now() - began
-    if result.state == "settled":
+    if result.state == Ended.SETTLED:
         backlog.settle(work, result.how, result.settled, seconds)
-    elif result.state == "not reproducible":
+    elif result.state == Ended.NOT_REPRODUCIBLE:
         backlog.not_reproduced(work, result.how, seconds)
-    elif result.state == "left":
+    elif result.state == Ended.LEFT:
         backlog.leave(work)
     elif backlog.fail(work, ctx.store, result.how, seconds):
         ctx.store.mark_processed(ctx.night.id, key, f"parked after {PARK_AFTER} failed "
@@ -198,18 +218,19 @@ def _process_one(ctx: Context, path: Path, key: str) -> Result:
         case = Case.load(path)
     except CaseError as err:
         ctx.store.mark_processed(ctx.night.id, key, f"unreadable: {err}")
-        return Result("settled", "unreadable")
+        return Result(Ended.SETTLED, "unreadable")
     if case.verdict is None or not case.verdict.is_finding:
         ctx.store.mark_processed(ctx.night.id, key, "not a finding")
-        return Result("settled", "not a finding")
+        return Result(Ended.SETTLED, "not a finding")
     deadline = ctx.processing_deadline()
     try:
-        minimized, reliability, note = _minimize(ctx, key, case, deadline)
-        if note:
-            _not_reproducible(ctx, key, note)
-            return Result("not reproducible", f"not reproducible: {note}")
+        shrunk = _minimize(ctx, key, case, deadline)
+        if shrunk.note:
+            _not_reproducible(ctx, key, shrunk.note)
+            return Result(Ended.NOT_REPRODUCIBLE, f"not reproducible: {shrunk.note}")
+        minimized, reliability = shrunk.case, shrunk.reliability
         if minimized is None:
-            return Result("failed", "the minimizer stopped short of its fixpoint")
+            return Result(Ended.FAILED, "the minimizer stopped short of its fixpoint")
         urgent = value.classify(minimized).number in URGENT
         attribution, fields = cause_of(minimized, ctx.runners(deadline), k=ctx.settings.k,
                                        stop=lambda: ctx.out_of_time(deadline),
@@ -218,15 +239,15 @@ def _process_one(ctx: Context, path: Path, key: str) -> Result:
                           arm_of(case.origin))
         _checkpoint(ctx, key).unlink(missing_ok=True)
         _finished(ctx, key)
-        return Result("settled", settled.label if not settled.known
+        return Result(Ended.SETTLED, settled.label if not settled.known
                       else f"{settled.counted_as}: {settled.label}", settled)
     except OutOfTime as err:  # not processed: the next night carries on from the checkpoint
         _unfinished(ctx, key, f"the night's time ran out ({err})")
-        return Result("left", "the night's time ran out")
+        return Result(Ended.LEFT, "the night's time ran out")
     except Exception as err:  # one bad case must not end the night: an attempt that failed
         ctx.harness_error("processing", key, err)
         _finished(ctx, key)
-        return Result("failed", f"error: {type(err).__name__}: {err}"[:300])
+        return Result(Ended.FAILED, f"error: {type(err).__name__}: {err}"[:300])
 
 
 def _unfinished(ctx: Context, key: str, why: str) -> None:
@@ -255,9 +276,8 @@ def _checkpoint(ctx: Context, key: str) -> Path:
     return ctx.settings.corpus_dir / CHECKPOINTS / key
 
 
-def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
-              ) -> tuple[Case | None, tuple[int, int] | None, str]:
-    """The case minimized to the fixpoint and its k/k; (None, …) when it was not finished
+def _minimize(ctx: Context, key: str, case: Case, deadline: float | None) -> Shrunk:
+    """The case minimized to the fixpoint and its k/k; no case when it was not finished
     tonight (kept as a checkpoint); a note when it does not reproduce. Carries on from the
     checkpoint an earlier night left. A timeout is kept whole (as minimal as it gets here):
     every minimizer call would wait the full timeout."""
@@ -265,22 +285,22 @@ def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
 
     assert case.verdict is not None  # _process_one minimizes findings only
     if case.verdict.kind == Kind.TIMEOUT:
-        return case, None, ""
+        return Shrunk(case)
     start = _carried(ctx, key) or case
     if start.origin.get("fixpoint") is True:  # minimized an earlier night (or elsewhere)
         ctx.log(f"  minimized already: {len(start.graph)} ops")
         recorded = start.origin.get("reliability")
         if recorded:
-            return start, tuple(recorded), ""
+            return Shrunk(start, (recorded[0], recorded[1]))
         from fuzzer.reduce.minimize import reliability
 
         measured = reliability(start, ctx.runners(deadline).get(case.device), ctx.settings.k)
         start.origin["reliability"] = list(measured)
         ctx.log(f"  reliability {measured[0]}/{measured[1]} in fresh compiles")
         if measured[0] == 0:
-            return case, None, (f"the minimized case reproduced 0/{measured[1]} in fresh "
-                                "compiles")
-        return start, measured, ""
+            return Shrunk(None, note=f"the minimized case reproduced 0/{measured[1]} in fresh "
+                                     "compiles")
+        return Shrunk(start, measured)
     s = ctx.settings
     budgets = [ctx.left(deadline) * MINIMIZE_SHARE, s.minimize_seconds or math.inf]
     seconds = min(budgets) if min(budgets) < math.inf else None
@@ -292,22 +312,22 @@ def _minimize(ctx: Context, key: str, case: Case, deadline: float | None
                           max_calls=s.max_calls, seconds=seconds, corpus=s.corpus_dir,
                           progress=lambda text: ctx.log(f"  minimize: {text}"))
     except NotReproducible as err:
-        return case, None, str(err)
+        return Shrunk(None, note=str(err))
     ctx.log(f"  minimized {result.original_ops} -> {result.final_ops} ops in {result.calls} "
             f"calls, {result.seconds:.0f}s, reliability {result.reliability[0]}/"
             f"{result.reliability[1]}, fixpoint {'reached' if result.fixpoint else 'not reached'}")
     result.case.origin["reliability"] = list(result.reliability)
     if result.reliability[0] == 0:  # shrunk on lucky runs: what is left is no finding to file
-        return case, None, (f"the minimized case reproduced 0/{result.reliability[1]} in fresh "
-                            "compiles")
+        return Shrunk(None, note=f"the minimized case reproduced 0/{result.reliability[1]} in "
+                                 "fresh compiles")
     if not result.fixpoint:
         result.case.save(_checkpoint(ctx, key))
         _unfinished(ctx, key, f"minimizer stopped short of its fixpoint ({result.stopped}) at "
                               f"{result.final_ops} ops, {result.final_elements} input elements; "
                               "it carries on from there")
-        return None, None, ""
+        return Shrunk(None)
     result.case.save(_checkpoint(ctx, key))  # triage may be cut: keep what is done
-    return result.case, result.reliability, ""
+    return Shrunk(result.case, result.reliability)
 
 
 def _carried(ctx: Context, key: str) -> Case | None:

@@ -27,7 +27,7 @@ from fuzzer.execute.pool import Runners, Spread, TaskRunner, run_within, scaled_
 from fuzzer.judge.key import focus, same_divergence
 from fuzzer.judge.kinds import Kind
 from fuzzer.judge.verdict import Verdict
-from fuzzer.reduce.shrinker import BudgetExhausted, PassStats, Shrinker
+from fuzzer.reduce.shrinker import BudgetExhausted, PassStats, Shrinker, Stop
 from fuzzer.reduce.size import elements
 
 MAX_CALLS = 400  # oracle calls per case: ``numfuzz minimize``'s default and the nightly's
@@ -52,7 +52,7 @@ class MinimizeResult:
     passes: dict[str, PassStats] = field(default_factory=dict)  # calls and adoptions per pass
     calls_to_final_ops: int = 0  # oracle calls until the op count last dropped (graph-only work)
     fixpoint: bool = False  # every pass ran to no progress (else a budget stopped it)
-    stopped: str = ""  # the budget that stopped it, if one did
+    stopped: Stop | None = None  # the budget that stopped it, if one did
     dropped: int = 0  # candidates that hung past the scaled timeout, dropped unjudged
 
     def table(self) -> list[tuple[str, str, str]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 import torch
 
@@ -34,6 +35,28 @@ from fuzzer.judge.verdict import Verdict
 from fuzzer.reduce.size import elements, size_key
 
 STALL = 200  # calls in a row without an adoption before the shrinker gives up
+
+
+class Budget(StrEnum):
+    """Which budget stopped a shrinker before its fixpoint."""
+
+    CALLS = "calls"
+    TIME = "time"
+    STALL = "stall"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a shrinker stopped short of its fixpoint: the budget, and its limit (calls)."""
+
+    budget: Budget
+    limit: int | None = None
+
+    def __str__(self) -> str:
+        return {Budget.CALLS: f"--max-calls {self.limit} reached",
+                Budget.TIME: "time budget reached",
+                Budget.STALL: f"stalled: {self.limit} calls in a row adopted nothing"
+                }[self.budget]
 
 
 class BudgetExhausted(Exception):
@@ -97,7 +120,7 @@ class Shrinker:
         self.stats: dict[str, PassStats] = {}
         self.current = "start"  # the pass running now, charged for the calls
         self.fixpoint = False  # every pass ran once more and none made progress
-        self.stopped = ""  # the budget that stopped it (``BudgetExhausted``), if one did
+        self.stopped: Stop | None = None  # the budget that stopped it, if one did
         self.start = clock.now()
         self._values: tuple[str, dict[int, torch.Tensor]] | None = None
 
@@ -134,15 +157,15 @@ class Shrinker:
 
     def _check_budget(self) -> None:
         if self.calls >= self.max_calls:
-            self._stop(f"--max-calls {self.max_calls} reached")
+            self._stop(Stop(Budget.CALLS, self.max_calls))
         if self.seconds is not None and clock.now() - self.start > self.seconds:
-            self._stop("time budget reached")
+            self._stop(Stop(Budget.TIME))
         if self.stall is not None and self.calls - self.last_adopted >= self.stall:
-            self._stop(f"stalled: {self.stall} calls in a row adopted nothing")
+            self._stop(Stop(Budget.STALL, self.stall))
 
-    def _stop(self, why: str) -> None:
+    def _stop(self, why: Stop) -> None:
         self.stopped = why
-        raise BudgetExhausted(why)
+        raise BudgetExhausted(str(why))
 
     def values(self) -> dict[int, torch.Tensor]:
         key = self.best.digest()
