@@ -486,3 +486,25 @@ def test_summary_lists_the_arms_that_found_and_folds_the_quiet_ones(ctx) -> None
                     "| the other 1 arms that ran (no raw finding) | 30.0% | 5 | 10 | 0 | 0 "
                     "| 0.00 |"]
     assert "Planned and not run tonight (1): c/z." in lines
+
+
+def test_arithmetic_on_indices_is_never_strong_by_distance() -> None:
+    """A night drafted ``max_pool2d_indices(x0) + x2`` of an all-NaN window, eager 3 and
+    compiled 0: both indices select a NaN (another index among equal values), but the sum was
+    judged as an ordinal integer, three steps apart. An integer computed from an index output is
+    not ordinal and not exact; the index output itself is still judged by what it selects."""
+    from fuzzer.judge import rules, semantics
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((1, 1, 2, 2))
+    offset = b.input((1, 1, 1, 1), dtype="int64")
+    picked = b.op("max_pool2d_indices", x, kernel=3, stride=1, padding=1, dilation=1,
+                  ceil=True, pick=1)
+    plain = b.op("add", offset, offset)
+    b.graph.outputs = [b.op("add", picked, offset), plain, picked]
+    assert semantics.ordinal(b.graph) == [False, True, True]
+    assert semantics.evidence_source(b.graph, plain) == semantics.EXACT
+    assert semantics.evidence_source(b.graph, b.graph.outputs[0]) != semantics.EXACT
+    e, c = torch.tensor([3]), torch.tensor([0])
+    assert rules.output_kind(e, c, e, 0.0, ordinal=False) == "weak-flip"
+    assert rules.output_kind(e, c, e, 0.0, ordinal=True) == "int-flip"  # as it was judged

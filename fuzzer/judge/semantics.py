@@ -134,13 +134,15 @@ def working_dtype(graph: Graph, node: int) -> torch.dtype:
 def evidence_source(graph: Graph, out: int
                     ) -> tuple[int, ops.Boundary] | Literal["exact"] | None:
     """Where a discrete output's evidence is measured: ``EXACT`` when no float feeds it (integer
-    arithmetic has no rounding noise); else the node whose first input is measured and the
-    discontinuity there: the head's own, or, when a one-input head reads a float step
-    (``sign(ceil(x))``), the step's, since the head can only flip where the step jumps; else
-    None: no known discontinuity, or one whose inputs hold no floats although floats feed them
-    further up (``all(a / b) < k``): no ulps to measure there."""
+    arithmetic has no rounding noise) and no index output does (``reads_indices``); else the
+    node whose first input is measured and the discontinuity there: the head's own, or, when a
+    one-input head reads a float step (``sign(ceil(x))``), the step's, since the head can only
+    flip where the step jumps; else None: no known discontinuity, or one whose inputs hold no
+    floats although floats feed them further up (``all(a / b) < k``): no ulps to measure
+    there."""
     node = graph.node(out)
-    if node.dtype in ops.DISCRETE_DTYPES and not float_upstream(graph, out):
+    if node.dtype in ops.DISCRETE_DTYPES and not float_upstream(graph, out) \
+            and not reads_indices(graph, out):  # an index among equal values is no less right
         return EXACT
     boundary = boundary_of(graph, node)
     if boundary is None:
@@ -195,9 +197,19 @@ def exact_head(value: torch.Tensor) -> oracle.Head:
 
 def ordinal(graph: Graph) -> list[bool]:
     """Per output: are its codes ordered (an exponent, a quantized level, an integer), so that
-    nearer is better? Bool and sign codes are only right or wrong."""
+    nearer is better? Bool and sign codes are only right or wrong. An integer computed from an
+    index output (a selection's indices offset or summed, ``indices + x``) is not: an index is
+    not nearer or farther, and another index among equal values (two NaNs of one window) is as
+    right, so its difference is never strong by distance (the index output itself is judged by
+    the values it selects)."""
     return [graph.node(o).op != "sign_int8" and graph.node(o).dtype != "bool"
-            for o in graph.outputs]
+            and not reads_indices(graph, o) for o in graph.outputs]
+
+
+def reads_indices(graph: Graph, node: int) -> bool:
+    """Is ``node`` computed from an index output (a selection op upstream, not itself)?"""
+    return any(ops.spec(graph.node(a).op).selects is not None for a in graph.ancestors(node)
+               if not graph.node(a).is_input)
 
 
 def boundary_of(graph: Graph, node: Node) -> ops.Boundary | None:
