@@ -508,3 +508,26 @@ def test_arithmetic_on_indices_is_never_strong_by_distance() -> None:
     e, c = torch.tensor([3]), torch.tensor([0])
     assert rules.output_kind(e, c, e, 0.0, ordinal=False) == "weak-flip"
     assert rules.output_kind(e, c, e, 0.0, ordinal=True) == "int-flip"  # as it was judged
+
+
+def test_a_measured_fix_is_written_into_the_ledger_and_read_back(tmp_path) -> None:
+    """``findings --ledger --measure --write``: the cause's own fixed_in line, set or removed,
+    its match forms and every other cause untouched."""
+    from fuzzer.triage.confirm import ABSENT, REPRODUCES, Run
+
+    path = tmp_path / "causes.toml"
+    path.write_text(ledger.LEDGER_FILE.read_text())
+    runs = [Run("p", "2.13.0", REPRODUCES, 1, "", 1.0), Run("p", "2.15.0", ABSENT, 0, "", 1.0)]
+    assert ledger.measured_fix(runs) == "2.15"
+    assert ledger.measured_fix(runs[:1]) == "" and ledger.measured_fix(runs[1:]) is None
+    try:
+        assert ledger.write_fixed_in(path, {"N19": "2.15"}) == ["N19"]
+        again = ledger.causes(path)
+        assert ledger.named("N19", again).state() == "fixed in 2.15"
+        assert ledger.named("N19", again).forms == ledger.named("N19").forms
+        assert [c for c in again if c.id != "N19"] == \
+            [c for c in ledger.causes() if c.id != "N19"]
+        assert ledger.write_fixed_in(path, {"N19": None}) == ["N19"]
+        assert path.read_text() == ledger.LEDGER_FILE.read_text()
+    finally:
+        ledger.causes.cache_clear()

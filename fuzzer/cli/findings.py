@@ -68,6 +68,10 @@ if TYPE_CHECKING:  # the commands import what they use when they run: --help sta
 @click.option("--measure", is_flag=True,
               help="With --ledger: run each cause's kept repro under this torch and each "
                    "--confirm-with one (a fresh process each; needs the repository's bench/).")
+@click.option("--write", is_flag=True,
+              help="With --measure: write each cause's measured fixed_in into the ledger "
+                   "(fuzzer/causes.toml; a cause still reproducing on the newest torch run loses "
+                   "it); then run python bench/findings_ledger.py.")
 @CONFIRM_WITH
 @click.option("--draft", "draft_id", metavar="ID",
               help="Write the draft of one cause of this store now, to REPORTS/drafts/: its "
@@ -79,7 +83,7 @@ if TYPE_CHECKING:  # the commands import what they use when they run: --help sta
 def findings_command(reports: Path, filed: tuple[str, str] | None,
                      wontfix: tuple[str, str] | None, recheck: bool, k: int, upstream: bool,
                      known_file: Path | None, show_yield: bool, ledger: bool, measure: bool,
-                     confirm_with: tuple[str, ...], draft_id: str | None,
+                     write: bool, confirm_with: tuple[str, ...], draft_id: str | None,
                      as_json: bool) -> None:
     """The findings store: value class, signature, kind, first/last seen, hits, status and
     upstream issue (ranked: value class first), then the known causes hit. --filed / --wontfix
@@ -92,8 +96,10 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
 
     if (measure or confirm_with) and not ledger:
         raise UserError("--measure and --confirm-with go with --ledger")
+    if write and not measure:
+        raise UserError("--write goes with --ledger --measure")
     if ledger:
-        ledger_table(reports, measure, confirm_with, as_json)
+        ledger_table(reports, measure, confirm_with, as_json, write)
         return
     if not (reports / DB_NAME).is_file():
         raise UserError(f"{reports / DB_NAME}: no findings store (run `numfuzz nightly` first)")
@@ -137,7 +143,7 @@ def findings_command(reports: Path, filed: tuple[str, str] | None,
 
 
 def ledger_table(reports: Path, measure: bool, confirm_with: tuple[str, ...],
-                 as_json: bool) -> None:
+                 as_json: bool, write: bool = False) -> None:
     """``findings --ledger``: numfuzz's own causes with their state and this store's re-finds
     (the store is optional); with ``--measure``, each repro run on this torch and others."""
     from fuzzer.report.store import DB_NAME, Store
@@ -155,8 +161,11 @@ def ledger_table(reports: Path, measure: bool, confirm_with: tuple[str, ...],
     pythons = (confirm.this_interpreter(), *confirm.interpreters(confirm_with)) if measure \
         else ()
     rows: list[dict[str, object]] = []
+    fixed: dict[str, str | None] = {}
     for cause in ledger.causes():
         runs = ledger.measure(cause, pythons) if measure else []
+        if write and runs and ledger.measured_fix(runs) is not None:
+            fixed[cause.id] = ledger.measured_fix(runs) or None
         if measure and not as_json:
             log_line(f"{cause.id}: {ledger.measured_state(cause, runs)}")
         rows.append({"id": cause.id, "group": cause.group, "value_class": cause.value_class,
@@ -165,9 +174,13 @@ def ledger_table(reports: Path, measure: bool, confirm_with: tuple[str, ...],
                      "found_again": refound.get(cause.id, 0),
                      "measured": ledger.measured_state(cause, runs) if measure else None,
                      "runs": [r.to_dict() for r in runs], "mechanism": cause.mechanism})
+    written = ledger.write_fixed_in(ledger.LEDGER_FILE, fixed) if write else []
     if as_json:
-        click.echo(strict_json({"ledger": rows}))
+        click.echo(strict_json({"ledger": rows, "written": written}))
         return
+    if write:
+        log_line(f"wrote the measured fixed_in of {', '.join(written) or 'no cause'} to "
+                 f"{ledger.LEDGER_FILE}; run python bench/findings_ledger.py")
     from rich.console import Console
     from rich.table import Table
 

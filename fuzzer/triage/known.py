@@ -394,12 +394,13 @@ def rewrite_entry(text: str, entry_id: str, status: str, fixed_in: str | None) -
     return new
 
 
-def _block(lines: list[str], entry_id: str) -> list[int]:
-    """The line numbers of entry ``entry_id``'s table, outside multi-line strings."""
+def _block(lines: list[str], entry_id: str, header: str = "[[known]]") -> list[int]:
+    """The line numbers of entry ``entry_id``'s table (those after its ``header`` up to the
+    next), outside multi-line strings."""
     tables: list[list[int]] = []
     quoted = False
     for i, line in enumerate(lines):
-        if not quoted and line.strip() == "[[known]]":
+        if not quoted and line.strip() == header:
             tables.append([])
         elif tables and not quoted:
             tables[-1].append(i)

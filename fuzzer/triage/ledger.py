@@ -156,6 +156,16 @@ def measure(cause: LedgerCause, pythons: Sequence[Interpreter],
     return [run_under(paths[0], python, timeout) for python in pythons] if paths else []
 
 
+def measured_fix(runs: list[Run]) -> str | None:
+    """What the runs say a cause's ``fixed_in`` is: the release of the first torch after the
+    last that showed it ('' where the newest torch run still shows it), None where nothing
+    told (no run ran, or none showed it)."""
+    ran = sorted((r for r in runs if r.outcome in (REPRODUCES, ABSENT)),
+                 key=lambda r: version_of(r.torch))
+    last, fixed_in = last_and_fix(ran)
+    return None if last is None else fixed_in or ""
+
+
 def measured_state(cause: LedgerCause, runs: list[Run]) -> str:
     """What the runs say, oldest torch first (``known.last_and_fix``): still there on the
     newest torch that ran it, fixed in the first release after the last that showed it, or
@@ -170,3 +180,37 @@ def measured_state(cause: LedgerCause, runs: list[Run]) -> str:
     if fixed_in is None:
         return f"reproduces on {last.torch}"
     return f"fixed in {fixed_in} (reproduces on {last.torch})"
+
+
+def write_fixed_in(path: Path, measured: dict[str, str | None]) -> list[str]:
+    """Each cause's measured ``fixed_in`` (None: still reproduces, the line removed) written
+    into the ledger at ``path``: a targeted edit of the cause's own keys, before its match
+    forms, every other line kept; checked by reading it back. The ids changed."""
+    import tomllib
+
+    from fuzzer.corpus.files import atomic_write
+    from fuzzer.triage.known import _block, _key
+
+    lines = path.read_text().splitlines(keepends=True)
+    changed = []
+    for cause_id, fixed_in in measured.items():
+        block = _block(lines, cause_id, "[[cause]]")
+        own = block[:next((k for k, i in enumerate(block)
+                           if lines[i].startswith("[[")), len(block))]  # before its forms
+        at = next((i for i in own if _key(lines[i]) == "fixed_in"), None)
+        line = f'fixed_in = "{fixed_in}"\n' if fixed_in else None
+        if at is not None and lines[at] != line:
+            lines[at:at + 1] = [line] if line else []
+        elif at is None and line:
+            lines.insert(next(i for i in own if _key(lines[i]) == "id") + 1, line)
+        else:
+            continue
+        changed.append(cause_id)
+    text = "".join(lines)
+    read = {c["id"]: c.get("fixed_in") for c in tomllib.loads(text)["cause"]}
+    if any(read[i] != measured[i] for i in changed):
+        raise InputError(f"{path}: writing fixed_in did not read back as measured")
+    if changed:
+        atomic_write(path, text)
+        causes.cache_clear()
+    return changed
