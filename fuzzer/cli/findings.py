@@ -341,6 +341,8 @@ def _print_findings(findings: list[Finding], reports: Path) -> None:
         status = f"{f.status} in {f.fixed_in}" if f.status == "fixed" and f.fixed_in else f.status
         if f.fixed_upstream:
             status += f"; fixed upstream in {f.fixed_upstream}"
+        if f.ledger:  # one of numfuzz's own causes, found again: drafted only on request
+            status += f"; re-find of {f.ledger}"
         upstream = f"{f.upstream_state} {f.upstream_url}" if f.upstream_state else "-"
         table.add_row(str(f.value_class or "-"), f.signature, f.kind,
                       f.title.removeprefix("[numfuzz] "), f.first_seen,
