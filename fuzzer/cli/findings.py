@@ -200,11 +200,11 @@ def ledger_table(reports: Path, measure: bool, confirm_with: tuple[str, ...],
 def draft_on_request(reports: Path, ident: str, known_file: Path) -> Path:
     """``findings --draft ID``: the draft of one cause of the store (a signature, or the ledger
     id of a cause found again, the newest such), written to ``REPORTS/drafts/``."""
-    import time
+    import math
 
     from fuzzer.execute.pool import RunnerPool
     from fuzzer.nightly.drafts import write_draft_for
-    from fuzzer.nightly.night import Context, Night, NightSettings
+    from fuzzer.nightly.night import Drafting
     from fuzzer.report.store import Store
 
     with Store.in_reports(reports) as store:
@@ -216,11 +216,9 @@ def draft_on_request(reports: Path, ident: str, known_file: Path) -> Path:
                             f"{reports} (`numfuzz findings` lists signatures, `--ledger` ids)")
         directory = reports / "drafts"
         pool = RunnerPool()
-        settings = NightSettings(reports=reports, bisect=False, known_file=known_file)
-        ctx = Context(settings, Night(time.strftime("%Y-%m-%d"), 1, 0), directory, store, pool,
-                      log_line)
+        at = Drafting(directory, store, lambda: pool, lambda: math.inf, log_line, known_file)
         try:
-            return write_draft_for(ctx, finding, directory / f"{finding.signature}.md",
+            return write_draft_for(at, finding, directory / f"{finding.signature}.md",
                                    directory / "collect_env.txt")
         finally:
             pool.close()

@@ -18,7 +18,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.execute import memcheck
 from fuzzer.execute.pool import OutOfTime
 from fuzzer.judge.kinds import Kind
-from fuzzer.nightly.night import Context
+from fuzzer.nightly.night import Context, Drafting
 from fuzzer.reduce.snippet import Plain, plain_repro
 from fuzzer.report import draft, environment, ranking, tlparse, upstream
 from fuzzer.report.store import Finding
@@ -58,7 +58,7 @@ def write_pending_drafts(ctx: Context) -> None:
             continue
         after = min(len(pending) - i, ctx.settings.max_drafts - written + 1) - 1
         try:
-            write_draft_for(ctx, finding, path, env_file, after)
+            write_draft_for(ctx.drafting(), finding, path, env_file, after)
         except Exception as err:  # the draft is retried by the next resume or night
             ctx.harness_error("drafting", finding.signature, err)
         ctx.checkpoint()
@@ -92,7 +92,7 @@ def confirmed(ctx: Context, finding: Finding) -> bool:
     return decision.drafted
 
 
-def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
+def write_draft_for(at: Drafting, finding: Finding, path: Path, env_file: Path,
                     after: int = 0) -> Path:
     """One draft: the full repro.py beside the kept case, the plain reproducer (checked, and
     run in a fresh interpreter), the bisector with the time beyond what the ``after`` drafts
@@ -104,69 +104,69 @@ def write_draft_for(ctx: Context, finding: Finding, path: Path, env_file: Path,
     case = Case.load(finding.case_path)
     attribution = Attribution.from_dict(finding.attribution)
     repro = write_repro(case, Path(finding.case_path).parent)
-    plain = _plain(ctx, case, finding.signature)
-    trace = ctx.directory / f"{finding.signature}.trace"
-    printed = _run_plain(ctx, case, plain, finding.signature, trace)
-    report = tlparse.render(trace, ctx.directory / f"{finding.signature}.tlparse") \
-        if ctx.left() > tlparse.TIMEOUT else None
+    plain = _plain(at, case, finding.signature)
+    trace = at.directory / f"{finding.signature}.trace"
+    printed = _run_plain(at, case, plain, finding.signature, trace)
+    report = tlparse.render(trace, at.directory / f"{finding.signature}.tlparse") \
+        if at.left() > tlparse.TIMEOUT else None
     # Versions before the bisector, which may take all the time the night has left.
     env = environment.collect_env_cached(
-        env_file, timeout=max(1.0, min(environment.ENV_TIMEOUT, ctx.left())))
-    _bisect(ctx, case, attribution, finding.signature, after)
-    confirmations = ctx.store.confirmations(finding.signature) \
-        if ctx.settings.confirm_with else None  # tonight's, not an earlier night's
+        env_file, timeout=max(1.0, min(environment.ENV_TIMEOUT, at.left())))
+    _bisect(at, case, attribution, finding.signature, after)
+    confirmations = at.store.confirmations(finding.signature) \
+        if at.confirmed else None  # tonight's, not an earlier night's
     refound = ledger.named(finding.ledger) if finding.ledger else None
     cause = draft.Cause(finding, case, attribution, plain, printed, env,
-                        ctx.store.sightings(finding.signature), repro, confirmations,
+                        at.store.sightings(finding.signature), repro, confirmations,
                         trace if trace.is_dir() else None, report,
-                        variants=ctx.store.variants(finding.signature),
+                        variants=at.store.variants(finding.signature),
                         ledger_note=refound.draft_note() if refound else "")
     title = cause.title
-    ctx.store.update(finding.signature, repro_path=str(repro), title=title,
+    at.store.update(finding.signature, repro_path=str(repro), title=title,
                      **({"attribution": attribution.to_dict()} if attribution else {}))
     cause.finding = replace(finding, title=title, repro_path=str(repro))
     # Upstream's side, after the body: a known fix this torch holds, duplicates found so far.
     text = draft.render_draft(cause, path) + upstream.appendix(
-        ctx.store, cause.finding, ctx.settings.known_file, versions()["torch"])
+        at.store, cause.finding, at.known_file, versions()["torch"])
     draft.write_draft(path, text)
-    ctx.log(f"draft {path} ({title})")
+    at.log(f"draft {path} ({title})")
     return path
 
 
-def _plain(ctx: Context, case: Case, signature: str) -> Plain:
+def _plain(at: Drafting, case: Case, signature: str) -> Plain:
     """The plain reproducer, its seeded inputs checked on a worker while the night has time
     (else the inputs file it is)."""
     try:
-        return plain_repro(case, ctx.runners().get(case.device), ctx.directory, signature)
+        return plain_repro(case, at.runners().get(case.device), at.directory, signature)
     except OutOfTime:
-        return plain_repro(case, None, ctx.directory, signature)
+        return plain_repro(case, None, at.directory, signature)
 
 
-def _run_plain(ctx: Context, case: Case, plain: Plain, signature: str, trace: Path
+def _run_plain(at: Drafting, case: Case, plain: Plain, signature: str, trace: Path
                ) -> tuple[int | None, str]:
     """The plain reproducer saved beside the draft and run in a fresh interpreter (not for a
     hang, which would only hang here), writing torch's structured trace to ``trace`` for
     tlparse: its exit status and output."""
-    snippet = atomic_write(ctx.directory / f"{signature}.plain.py", plain.source)
-    if ctx.left() <= 1 or case.verdict is None or case.verdict.kind == Kind.TIMEOUT:
+    snippet = atomic_write(at.directory / f"{signature}.plain.py", plain.source)
+    if at.left() <= 1 or case.verdict is None or case.verdict.kind == Kind.TIMEOUT:
         return None, ""
-    ctx.log(f"running {snippet}")
-    return run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, ctx.left()), case=case,
+    at.log(f"running {snippet}")
+    return run_snippet(snippet, timeout=min(SNIPPET_TIMEOUT, at.left()), case=case,
                        extra_env=tlparse.trace_environment(trace))
 
 
-def _bisect(ctx: Context, case: Case, attribution: Attribution | None, signature: str,
+def _bisect(at: Drafting, case: Case, attribution: Attribution | None, signature: str,
             after: int) -> None:
     """The bisector, with the time beyond what the ``after`` drafts still to come need."""
-    if not ctx.settings.bisect or attribution is None or attribution.bisect is not None:
+    if not at.bisect or attribution is None or attribution.bisect is not None:
         return
-    spare = ctx.left() - ctx.settings.draft_reserve * after
+    spare = at.left() - at.draft_reserve * after
     if spare < BISECT_MIN:
         attribution.bisect = {"status": "not run", "message": "no time left tonight"}
         return
-    ctx.log(f"bisecting {signature}")
+    at.log(f"bisecting {signature}")
     attribution.bisect = run_bisect(case, timeout=min(900.0, spare))
-    ctx.log(f"  bisector: {bisect_summary(attribution.bisect)}")
+    at.log(f"  bisector: {bisect_summary(attribution.bisect)}")
 
 
 def run_snippet(path: Path, timeout: float = 600, case: Case | None = None,

@@ -27,7 +27,7 @@ from fuzzer.campaign.settings import Settings
 from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import InputError
 from fuzzer.execute import surface
-from fuzzer.execute.pool import RunnerPool, Spread, Until
+from fuzzer.execute.pool import RunnerPool, Runners, Spread, Until
 from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
 from fuzzer.triage import known
@@ -247,6 +247,25 @@ def open_night(settings: NightSettings, directory: Path, log: Log) -> Night:
 
 
 @dataclass
+class Drafting:
+    """What writing a draft needs of its night, and no more (``drafts.write_draft_for``): the
+    folder drafts go to, the store, runners bounded by the night's deadline and the time left
+    (``left``: seconds), the log, the known list, whether to bisect, the time each draft still to
+    come needs, and whether tonight's causes were confirmed on other torches. A night makes one
+    (``Context.drafting``); ``findings --draft`` one of its own, with no night."""
+
+    directory: Path
+    store: Store
+    runners: Callable[[], Runners]
+    left: Callable[[], float]
+    log: Log
+    known_file: Path = known.KNOWN_FILE
+    bisect: bool = False
+    draft_reserve: float = DRAFT_RESERVE
+    confirmed: bool = False
+
+
+@dataclass
 class Context:
     settings: NightSettings
     night: Night
@@ -296,6 +315,12 @@ class Context:
         """The pool for work that must end by ``deadline`` (default: the night's): a run is not
         started after it and a local one in flight is cut there (``OutOfTime``)."""
         return self.pool.until(self.deadline if deadline is None else deadline)
+
+    def drafting(self) -> Drafting:
+        """What tonight's drafts need of the night."""
+        return Drafting(self.directory, self.store, self.runners, self.left, self.log,
+                        self.settings.known_file, self.settings.bisect,
+                        self.settings.draft_reserve, bool(self.settings.confirm_with))
 
     def drafts_owed(self) -> int:
         """Open root causes without a draft yet that tonight may still draft."""
