@@ -24,7 +24,7 @@ from fuzzer.judge.verdict import Verdict
 from fuzzer.nightly import pipeline
 from fuzzer.nightly.backlog import Backlog
 from fuzzer.nightly.buckets import tells
-from fuzzer.nightly.night import Context, Night
+from fuzzer.nightly.night import Context, Night, Spent
 from fuzzer.report import draft
 from fuzzer.report.store import Store
 from fuzzer.triage import known, ledger
@@ -477,8 +477,8 @@ def test_summary_lists_the_arms_that_found_and_folds_the_quiet_ones(ctx) -> None
     from fuzzer.nightly import summary
 
     ctx.night.plan = {"shares": {"a/x": 0.5, "b/y": 0.3, "c/z": 0.2}}
-    ctx.night.arms = {"a/x": {"cases": 3, "seconds": 30.0, "findings": 2},
-                      "b/y": {"cases": 5, "seconds": 10.0, "findings": 0}}
+    ctx.night.arms = {"a/x": Spent(cases=3, findings=2, seconds=30.0),
+                      "b/y": Spent(cases=5, findings=0, seconds=10.0)}
     ctx.store.credit(ctx.night.id, "a/x", 1.0)
     lines = summary._arm_section(ctx)
     rows = [line for line in lines if line.startswith("| ") and "---" not in line][1:]

@@ -18,7 +18,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.execute import memcheck
 from fuzzer.execute.pool import OutOfTime
 from fuzzer.judge.kinds import Kind
-from fuzzer.nightly.night import Context, Drafting
+from fuzzer.nightly.night import Confirmed, Context, Drafting
 from fuzzer.reduce.snippet import Plain, plain_repro
 from fuzzer.report import draft, environment, ranking, tlparse, upstream
 from fuzzer.report.store import Finding
@@ -72,9 +72,9 @@ def confirmed(ctx: Context, finding: Finding) -> bool:
     night keeps what it confirmed before the kill."""
     if not ctx.settings.confirm_with:
         return True
-    earlier = [c for c in ctx.night.confirmed if c["signature"] == finding.signature]
+    earlier = [c for c in ctx.night.confirmed if c.signature == finding.signature]
     if earlier:
-        return earlier[-1]["drafted"]
+        return earlier[-1].drafted
     assert finding.case_path is not None  # the nightly records a finding with its kept case
     case = Case.load(finding.case_path)
     pythons = ctx.settings.confirm_with
@@ -82,10 +82,9 @@ def confirmed(ctx: Context, finding: Finding) -> bool:
     runs = confirm.confirm_case(case, pythons, min(confirm.CONFIRM_TIMEOUT, ctx.left()))
     decision = confirm.decide(runs)
     ctx.store.record_confirmations(finding.signature, runs, decision.fixed_in)
-    ctx.night.confirmed.append({"signature": finding.signature, "title": finding.title,
-                                "runs": [r.to_dict() for r in runs],
-                                "drafted": decision.drafted, "fixed_in": decision.fixed_in,
-                                "why": decision.why})
+    ctx.night.confirmed.append(Confirmed(finding.signature, finding.title,
+                                         [r.to_dict() for r in runs], decision.drafted,
+                                         decision.fixed_in, decision.why))
     ctx.checkpoint()  # what was confirmed survives a kill, as the store's record does
     ctx.log(f"  {finding.signature}: {decision.why}"
             + ("" if decision.drafted else "; not drafted"))

@@ -48,7 +48,7 @@ from fuzzer.execute.workers import LocalRunner, Recycle
 from fuzzer.judge.kinds import COUNTED, Kind
 from fuzzer.nightly.drafts import write_pending_drafts
 from fuzzer.nightly.lanes import Lanes, process
-from fuzzer.nightly.night import Context, Log, NightSettings, open_night, plain_log
+from fuzzer.nightly.night import Context, Log, NightSettings, Spent, open_night, plain_log
 from fuzzer.nightly.recheck import recheck
 from fuzzer.nightly.summary import causes_line, write_summary
 from fuzzer.report import dashboard
@@ -203,12 +203,8 @@ def fuzz(ctx: Context, between: Callable[[int, LocalRunner], None] | None = None
         night.cases += 1
         night.skipped += v.kind == Kind.SKIP and not harness.is_harness_error(v)
         for table, key in ((night.strategies, outcome.strategy), (night.arms, outcome.arm)):
-            if not key:
-                continue
-            row = table.setdefault(key, {"cases": 0, "findings": 0, "seconds": 0.0})
-            row["cases"] += 1
-            row["findings"] += v.is_finding
-            row["seconds"] = round(row["seconds"] + outcome.seconds, 1)
+            if key:
+                table.setdefault(key, Spent()).add(v.is_finding, outcome.seconds)
         if harness.is_harness_error(v):
             hook_counted.append(outcome.index)
             night.harness_error(f"case {outcome.index}: {v.message}")
@@ -237,7 +233,8 @@ def fuzz(ctx: Context, between: Callable[[int, LocalRunner], None] | None = None
         night.stopped = summary.stopped
         ctx.log(f"fuzzing {summary.stopped}; the rest of the night goes on")
     night.fuzz_seconds = round(spent + clock.now() - t0, 1)
-    ctx.store.record_arms(night.id, night.arms)  # what the next night's plan reads
+    # what the next night's plan reads
+    ctx.store.record_arms(night.id, {arm: asdict(spent) for arm, spent in night.arms.items()})
     ctx.log(f"fuzzed {night.cases} cases in {night.fuzz_seconds:.0f}s; "
             f"raw findings: {dict(counts) or 'none'}")
 

@@ -117,6 +117,39 @@ class NightSettings:
 
 
 @dataclass
+class Spent:
+    """What tonight's campaign spent on one strategy or arm: cases, raw findings, worker
+    seconds."""
+
+    cases: int = 0
+    findings: int = 0
+    seconds: float = 0.0
+
+    def add(self, finding: bool, seconds: float) -> None:
+        self.cases += 1
+        self.findings += finding
+        self.seconds = round(self.seconds + seconds, 1)
+
+
+@dataclass
+class Confirmed:
+    """A cause whose repro ran under the ``--confirm-with`` torches tonight: its runs
+    (``confirm.Run`` as plain data), whether it was drafted, the newer torch it no longer
+    reproduces on, and why (``drafts.confirmed``)."""
+
+    signature: str
+    title: str
+    runs: list[dict]
+    drafted: bool
+    fixed_in: str | None
+    why: str
+
+
+# The night's typed records, by field: how each is read back from night.json.
+RECORDS = {"strategies": Spent, "arms": Spent}
+
+
+@dataclass
 class Night:
     """The persisted state of one night (``reports/<date>/night.json``)."""
 
@@ -137,15 +170,13 @@ class Night:
     stage_seconds: dict = field(default_factory=dict)  # wall time per stage (resumes add up)
     drafts_deferred: int = 0
     unfinished: list[str] = field(default_factory=list)  # left for the next night, and why
-    strategies: dict = field(default_factory=dict)  # name -> cases, findings, seconds
+    strategies: dict[str, Spent] = field(default_factory=dict)  # what each strategy spent
     harness_errors: int = 0  # numfuzz's own failures on a case or finding (campaign.harness)
     harness_messages: list[str] = field(default_factory=list)  # the first few
     stopped: str = ""  # why fuzzing stopped before its budget (the harness stop rule)
     plan: dict = field(default_factory=dict)  # tonight's plan of arms (campaign.arms), if any
-    arms: dict = field(default_factory=dict)  # arm -> cases, findings, seconds tonight
-    # Causes whose repro ran under the --confirm-with torches tonight: signature, title, the
-    # runs, whether drafted, fixed upstream in which torch, and why (``pipeline.confirmed``).
-    confirmed: list[dict] = field(default_factory=list)
+    arms: dict[str, Spent] = field(default_factory=dict)  # what each arm spent tonight
+    confirmed: list[Confirmed] = field(default_factory=list)  # causes run on other torches
     # The backlog's buckets (``nightly.backlog``: what each holds and how each case settled),
     # and per representative the seconds its full pipeline took.
     buckets: list[dict] = field(default_factory=list)
@@ -170,6 +201,16 @@ class Night:
         self.harness_errors += 1
         if len(self.harness_messages) < harness.FIRST:
             self.harness_messages.append(message)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Night:
+        """A night as ``save`` wrote it, its records typed again (TypeError on a field or a
+        record's key this numfuzz does not know)."""
+        fields_ = dict(data)
+        for name, record in RECORDS.items():
+            fields_[name] = {k: record(**v) for k, v in (fields_.get(name) or {}).items()}
+        fields_["confirmed"] = [Confirmed(**c) for c in fields_.get("confirmed") or []]
+        return cls(**fields_)
 
     def save(self, directory: Path) -> None:
         self.saved_at = time.time()
@@ -206,7 +247,7 @@ def night_age(night_id: str, today: str) -> int:
 
 def night_of(summary: Path) -> Night:
     """The night a ``SUMMARY.md`` was written for (its ``night.json`` beside it)."""
-    return Night(**json.loads((summary.parent / "night.json").read_text()))
+    return Night.from_dict(json.loads((summary.parent / "night.json").read_text()))
 
 
 def latest_night(reports: Path) -> Night | None:
@@ -214,7 +255,7 @@ def latest_night(reports: Path) -> Night | None:
     nights = []
     for path in reports.glob("*/night.json"):
         try:
-            nights.append(Night(**json.loads(path.read_text())))
+            nights.append(Night.from_dict(json.loads(path.read_text())))
         except (OSError, ValueError, TypeError):
             continue  # a foreign or half-written file is not a night
     return max(nights, key=lambda n: (n.started, n.date, n.run), default=None)
@@ -226,8 +267,7 @@ def open_night(settings: NightSettings, directory: Path, log: Log) -> Night:
     run = 1
     if path.is_file():
         try:  # night.save writes atomically: a bad file was edited or came from elsewhere
-            data = json.loads(path.read_text())
-            night = Night(**data)
+            night = Night.from_dict(json.loads(path.read_text()))
         except (OSError, ValueError, TypeError, AttributeError) as err:
             raise InputError(f"{path}: not a night numfuzz can resume ({type(err).__name__}); "
                              "move it aside to start this date's night anew") from None
