@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -101,7 +100,7 @@ def test_recheck_on_the_fixed_build_marks_fixed(recorded, fake_runner):
     comment = (f"numfuzz: no longer reproduces on torch {torch.__version__} (3/3 clean runs of "
                "the minimized repro); close #4242?")
     assert results[sigs["fixed"]].comment == comment and not results[sigs["still"]].comment
-    section = "\n".join(_recheck_section([asdict(r) for r in results.values()]))
+    section = "\n".join(_recheck_section(list(results.values())))
     assert f"| `{sigs['still']}` | {results[sigs['still']].title} | filed {issue} | still " \
            "reproduces (3/3 runs) |" in section, section
     assert "fixed in this torch (0/3 runs reproduce, every run clean)" in section

@@ -119,7 +119,7 @@ def _stages(ctx: Context) -> Path:
             results = recheck(ctx.store, ctx.runners(), k=s.k, seen_before=night.started,
                               log=ctx.log, stop=ctx.out_of_time,
                               on_error=lambda sig, err: _recheck_error(ctx, sig, err))
-        night.rechecks = [asdict(r) for r in results]
+        night.rechecks = results
         ctx.advance("summary")
     path = write_summary(ctx)
     night.status = "done"

@@ -28,6 +28,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.errors import InputError
 from fuzzer.execute import surface
 from fuzzer.execute.pool import RunnerPool, Runners, Spread, Until
+from fuzzer.nightly.recheck import Recheck
 from fuzzer.reduce.minimize import MAX_CALLS
 from fuzzer.report.store import Store, now
 from fuzzer.triage import known
@@ -162,12 +163,12 @@ class Night:
     cases: int = 0
     skipped: int = 0
     fuzz_seconds: float = 0.0
-    raw_findings: dict = field(default_factory=dict)  # campaign findings by kind
-    raw_counted: dict = field(default_factory=dict)  # weak flips and benign cases: not findings
+    raw_findings: dict[str, int] = field(default_factory=dict)  # campaign findings by kind
+    raw_counted: dict[str, int] = field(default_factory=dict)  # weak flips, benign: not findings
     found: list[str] = field(default_factory=list)  # case files tonight's campaign reported
-    rechecks: list[dict] = field(default_factory=list)
+    rechecks: list[Recheck] = field(default_factory=list)  # the open causes rechecked
     backlog: int = 0
-    stage_seconds: dict = field(default_factory=dict)  # wall time per stage (resumes add up)
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage
     drafts_deferred: int = 0
     unfinished: list[str] = field(default_factory=list)  # left for the next night, and why
     strategies: dict[str, Spent] = field(default_factory=dict)  # what each strategy spent
@@ -180,7 +181,7 @@ class Night:
     # The backlog's buckets (``nightly.backlog``: what each holds and how each case settled),
     # and per representative the seconds its full pipeline took.
     buckets: list[dict] = field(default_factory=list)
-    cause_seconds: dict = field(default_factory=dict)
+    cause_seconds: dict[str, float] = field(default_factory=dict)
     workers: int = 1  # lanes: the campaign's workers, each fuzzing or processing
     # The stage being timed and when it began, and when this file was last written (epoch
     # seconds): a kill loses no stage's time up to the last save (``count_interrupted``).
@@ -210,6 +211,7 @@ class Night:
         for name, record in RECORDS.items():
             fields_[name] = {k: record(**v) for k, v in (fields_.get(name) or {}).items()}
         fields_["confirmed"] = [Confirmed(**c) for c in fields_.get("confirmed") or []]
+        fields_["rechecks"] = [Recheck(**r) for r in fields_.get("rechecks") or []]
         return cls(**fields_)
 
     def save(self, directory: Path) -> None:

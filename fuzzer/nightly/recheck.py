@@ -10,7 +10,7 @@ findings --recheck``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from fuzzer.corpus.case import Case, CaseError
 from fuzzer.device import Device
@@ -37,15 +37,14 @@ class Recheck:
     upstream_url: str = ""
     comment: str = ""  # for a filed cause now fixed: what to post on its issue
 
-
-def outcome(result: dict) -> str:
-    """Per cause, in words (``result``: a ``Recheck`` as a dict, as a night keeps it)."""
-    runs = f"{result['reproduced']}/{result['k']}"
-    if result["message"]:
-        return result["message"]
-    return {"open": f"still reproduces ({runs} runs)",
-            "fixed": f"fixed in this torch ({runs} runs reproduce, every run clean)",
-            "flaky": f"flaky ({runs} runs reproduce)"}.get(result["after"], result["after"])
+    def said(self) -> str:
+        """Per cause, in words."""
+        runs = f"{self.reproduced}/{self.k}"
+        if self.message:
+            return self.message
+        return {"open": f"still reproduces ({runs} runs)",
+                "fixed": f"fixed in this torch ({runs} runs reproduce, every run clean)",
+                "flaky": f"flaky ({runs} runs reproduce)"}.get(self.after, self.after)
 
 
 def recheck(store: Store, pool: Runners, *, k: int = 3, seen_before: str | None = None,
@@ -74,7 +73,7 @@ def recheck(store: Store, pool: Runners, *, k: int = 3, seen_before: str | None 
                 log(f"recheck {finding.signature}: harness error: {type(err).__name__}: {err}")
             continue
         if log:
-            log(f"recheck {finding.signature}: {outcome(asdict(result))}")
+            log(f"recheck {finding.signature}: {result.said()}")
         results.append(result)
     return results
 

@@ -22,7 +22,7 @@ from fuzzer.corpus.case import versions
 from fuzzer.corpus.files import atomic_write
 from fuzzer.judge.kinds import RAISED
 from fuzzer.nightly.night import Context, Night
-from fuzzer.nightly.recheck import outcome
+from fuzzer.nightly.recheck import Recheck
 from fuzzer.report import draft, ranking
 from fuzzer.report.store import Finding, Store, now
 from fuzzer.triage import known, ledger
@@ -90,7 +90,7 @@ def cause_counts(ctx: Context) -> dict[str, int]:
     confirmed = ctx.night.confirmed
     return {**ctx.store.tally(ctx.night.id),
             "recurring": len(recurring_tonight(rows)),
-            "fixed": sum(r["after"] == "fixed" for r in ctx.night.rechecks),
+            "fixed": sum(r.after == "fixed" for r in ctx.night.rechecks),
             "left": ctx.night.backlog,
             "confirmed": sum(c.drafted for c in confirmed),
             "fixed_upstream": sum(c.fixed_in is not None for c in confirmed),
@@ -418,22 +418,21 @@ def _recurring_section(recurring: list[Finding]) -> list[str]:
     return lines + [""]
 
 
-def _recheck_section(rechecks: list[dict]) -> list[str]:
+def _recheck_section(rechecks: list[Recheck]) -> list[str]:
     """Per cause rechecked: still reproduces or fixed in this torch; for a filed cause that is
     fixed, the comment to post on its issue."""
-    fixed = [r for r in rechecks if r["after"] == "fixed"]
+    fixed = [r for r in rechecks if r.after == "fixed"]
     lines = [f"## Fixed: {len(fixed)} (of {len(rechecks)} open findings rechecked)", ""]
     if not rechecks:
         return lines
     lines += ["| signature | title | upstream | recheck |", "|---|---|---|---|"]
     for r in rechecks:
-        upstream = f"{r.get('upstream_state')} {r.get('upstream_url')}" \
-            if r.get("upstream_state") else "-"
-        lines.append(f"| `{r['signature']}` | {r['title']} | {upstream} | {outcome(r)} |")
-    comments = [r for r in rechecks if r.get("comment")]
+        upstream = f"{r.upstream_state} {r.upstream_url}" if r.upstream_state else "-"
+        lines.append(f"| `{r.signature}` | {r.title} | {upstream} | {r.said()} |")
+    comments = [r for r in rechecks if r.comment]
     if comments:
         lines += ["", "Ready comments for the upstream issues (numfuzz posts nothing):", ""]
-        lines += [f"- {r['upstream_url']}: {r['comment']}" for r in comments]
+        lines += [f"- {r.upstream_url}: {r.comment}" for r in comments]
     return lines + [""]
 
 
