@@ -205,6 +205,14 @@ def test_a_title_names_the_op_that_first_goes_wrong_where_its_expression_does_no
     assert draft.title_for(case, at(scaled, "mul_scalar")) == draft.title_for(case)
     title = draft.title_for(case, at(other, "exp"))
     assert title.startswith("[inductor][cpu] torch.exp(x) goes wrong first; "), title
+    # named in the expression under its op's name though rendered otherwise (a night's title
+    # said ``F.conv2d(x0, p1, p2, stride=1, …) goes wrong first; …(conv2d(x0, p1, p2))``)
+    b = Builder(random.Random(0), "float32")
+    x, w, bias = b.input((1, 2, 6, 6)), b.input((3, 2, 3, 3), role="w"), b.input((3,), role="b")
+    conv = b.op("conv2d", x, w, bias, stride=1, padding=0, groups=1)
+    b.graph.outputs = [b.op("sign_int8", b.op("avg_pool2d", conv, kernel=2))]
+    deep = tf.case_of_verdict(b.graph)
+    assert "goes wrong first" not in draft.title_for(deep, at(conv, "conv2d"))
 
 
 # ------------------------------------------------------------------ a night's cause recorded

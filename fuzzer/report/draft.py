@@ -76,8 +76,7 @@ def title_for(case: Case, attribution: Attribution | None = None) -> str:
     tag = f"[{_backend_tag(case)}][{case.device.split(':')[0]}]"
     body = _title_body(case, surface_phrase(case) + layout_phrase(case, attribution))
     first = first_wrong_expression(case, attribution)
-    shown = first and first not in diverging_expression(case)  # a head's input is in it
-    return f"{tag} {first} goes wrong first; {body}" if shown else f"{tag} {body}"
+    return f"{tag} {first} goes wrong first; {body}" if first else f"{tag} {body}"
 
 
 def layout_phrase(case: Case, attribution: Attribution | None) -> str:
@@ -93,12 +92,18 @@ def layout_phrase(case: Case, attribution: Attribution | None) -> str:
 
 def first_wrong_expression(case: Case, attribution: Attribution | None) -> str:
     """The op where compiled first goes wrong (``triage.locate``), as torch spells it, where
-    that is not the diverging output itself: '' otherwise."""
+    the title's expression does not already name it (a head's input is in ``e8m0(x * 3.0)``;
+    a write whose value a later read carries out is not in ``x0.unsqueeze(1) * -3.0``): ''
+    otherwise."""
     root = (attribution.root if attribution is not None else None) or {}
     node, v = root.get("node"), case.verdict
     if node is None or v is None or node == v.node or node not in case.graph:
         return ""
-    return _expression(case, node)
+    label, first = case.graph.node(node).label, _expression(case, node)
+    shown = diverging_expression(case)
+    if any(name and name in shown for name in (first, known.bare(label), torch_name(label))):
+        return ""
+    return first
 
 
 def shown_form(verdict: Verdict) -> str:
