@@ -235,3 +235,26 @@ def test_candidates_with_shared_arguments_compile_afresh() -> None:
     oracle(program(passed=False))
     assert seen[0].get("force_disable_caches") is True
     assert "force_disable_caches" not in seen[1]
+
+
+def test_a_repros_constants_are_one_spec_written_and_read_by_the_same_names() -> None:
+    """``ReproSpec`` is every constant a repro.py holds; ``repro_main`` reads them under the
+    names its placeholders give: the two lists are one."""
+    import ast
+    import dataclasses
+    import inspect
+
+    from fuzzer.reduce import repro_main
+    from fuzzer.reduce.repro import ReproSpec
+
+    head = inspect.getsource(repro_main).split("\nEMBEDDED = ", 1)[0]
+    placeholders = set()
+    for node in ast.parse(head).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            names = target.elts if isinstance(target, ast.Tuple) else [target]
+            placeholders |= {n.id for n in names if isinstance(n, ast.Name) and n.id.isupper()}
+    written_elsewhere = {"SELECTOR", "BOUNDARY", "BOUNDARIES", "HOOK", "BACKEND_NAME"}
+    spec = {f.name for f in dataclasses.fields(ReproSpec)} - {"DEVICE"}  # get_inputs reads it
+    assert placeholders - written_elsewhere == spec

@@ -215,11 +215,8 @@ def judge_float(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor,
     elements for the record."""
     tol = TOLERANCE.get(dtype, 1e-4)
     kind = rules.output_kind(eager, compiled, ref, tol, signs=signs)
-    masks = {"nonfinite": rules.nonfinite_in_compiled, "hidden-nonfinite": rules.nonfinite_hidden,
-             "benign": rules.nonfinite_benign,
-             "signed-zero": lambda e, c, r: rules.zero_sign_regressions(e, c, r, signs)}
-    if kind in masks:
-        mask = masks[kind](eager, compiled, ref)
+    if kind in ("nonfinite", "hidden-nonfinite", "benign", "signed-zero"):
+        mask = rules.showing(kind, eager, compiled, ref, signs=signs)
         flat = mask.reshape(-1).nonzero().reshape(-1)[:MAX_ELEMENTS]
         elements = [Element(_index(int(i), eager.shape), float(eager.reshape(-1)[i]),
                             float(compiled.reshape(-1)[i]), float(ref.reshape(-1)[i]))

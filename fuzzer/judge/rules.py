@@ -500,6 +500,24 @@ def output_kind(eager, compiled, ref, tol, undefined=None, ordinal=True, strong=
     return "benign" if bool(benign.any()) else "ok"
 
 
+def showing(kind, eager, compiled, ref, undefined=None, ordinal=True, signs=False):
+    """The elements of one output that show ``kind`` (``output_kind``'s answer): the one
+    definition the worker's verdict (``oracle``) and every ``repro.py`` list them by. Regressing
+    codes for a flip, every mismatch under the parity policy, the non-finite values only one
+    side has, the zeros of the wrong sign; any other kind, the elements that differ."""
+    if kind in ("int-flip", "weak-flip"):
+        return discrete_regressions(eager, compiled, ref, undefined, ordinal)
+    if kind == "parity":
+        return discrete_mismatches(eager, compiled, undefined)
+    if kind == "signed-zero":
+        return zero_sign_regressions(eager, compiled, ref, signs)
+    masks = {"nonfinite": nonfinite_in_compiled, "hidden-nonfinite": nonfinite_hidden,
+             "benign": nonfinite_benign}
+    if kind in masks and eager.is_floating_point():
+        return masks[kind](eager, compiled, ref)
+    return eager != compiled
+
+
 def embedded_source() -> str:
     """This module's rules as source text, for a repro to carry (everything after the imports)."""
     import inspect

@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import io
 import math
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import torch
@@ -103,88 +104,100 @@ def _inputs_source(case: Case, out_dir: Path) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class ReproSpec:
+    """Every constant a ``repro.py`` holds, typed, under the names ``repro_main`` reads them
+    by: written in one place (``source``), and the placeholders above ``repro_main``'s embedded
+    part are these names (``tests/test_minimize.py`` checks that they agree)."""
+
+    DEVICE: str
+    KEY: dict  # the divergence it reproduces
+    OUTPUT: int
+    PLACE: str  # what OUTPUT indexes
+    TOL: float
+    TIMEOUT: int
+    UNDEFINED: list[int] | None  # flat indices never compared (see numfuzz)
+    ORDINAL: bool
+    HEAD: dict | str | None
+    PARITY: bool  # every discrete mismatch with eager is a finding (--policy parity)
+    FLOAT64: bool  # can a float64 run stand for it (not where it reinterprets bits)
+    FLOOR: float  # eager's least noise, in ulps (where eager is the reference)
+    BIT_NOISE: object  # the trace's key of OUTPUT where a dtype view reinterprets floats
+    NOISE_TOL: float  # OUTPUT's own tolerance
+    NODE: object  # the graph node OUTPUT reads
+    WRITTEN: list[int]  # the inputs the program writes: judged after the call
+    NAMES: list[str]
+    KINDS: list[str]  # the module's parameters and buffers, per input (else a function)
+    NUDGED: bool  # is its code's stability under noise measured
+    SIGNS: bool  # does the program define its zeros' sign
+    SIGNLESS: list[int] | None  # flat indices whose zero sign it does not
+    SELECT: dict | None  # an index output: what judges it
+    NAMES_OF: dict  # every node's Python name
+    COMPILE: dict  # torch.compile's arguments
+    DEPLOYMENT: dict | None  # a deployment path's build (None: torch.compile)
+    GROWN: object  # the batch's inputs (automatic dynamic, batch_invariant)
+    PROMISE: str  # what the surface promises exactly, if anything
+    MALLOC_CHECK: dict  # glibc's malloc checking
+    TRAINING: bool  # outputs, then the gradients of their sum
+    SDPA: list[str] | None  # the attention backends eager ran (None: torch chooses)
+    COMPILED_SDPA: list[str] | None  # pinned while compiled traces and runs
+
+    def source(self) -> str:
+        """The constants as a repro states them, one per line."""
+        return "\n".join(f"{f.name} = {getattr(self, f.name)!r}" for f in fields(self))
+
+
+def spec_of(case: Case, output: int, values: dict, select: dict | None) -> ReproSpec:
+    """The repro's constants for ``case``'s divergence on ``output`` (``values``: every node's
+    float64 value, where the judge needs them)."""
+    verdict = case.verdict
+    assert verdict is not None  # repro_source checks first
+    surface, stands = case.recipe.surface, semantics.float64_stands(case.graph)
+    signs = _zero_signs(case, output, values)
+    eager_sdpa, compiled_sdpa = _sdpa(case)
+    return ReproSpec(
+        DEVICE=case.device, KEY=DivergenceKey.of(verdict).to_dict(), OUTPUT=output,
+        PLACE=_place(case, verdict), TOL=TOLERANCE.get(case.dtype, 1e-4), TIMEOUT=TIMEOUT,
+        UNDEFINED=_undefined(case, output, values), ORDINAL=_ordinal(case, output),
+        HEAD=_head(case, output), PARITY=case.recipe.policy == "parity", FLOAT64=stands,
+        FLOOR=0.0 if stands else rules.EAGER_NOISE_FLOOR,
+        BIT_NOISE=_bit_noise_key(case, output, stands),
+        NOISE_TOL=TOLERANCE.get(_output_dtype(verdict), 1e-4), NODE=_node(case, output),
+        WRITTEN=_written(case), NAMES=[case.graph.var(n) for n in case.graph.input_ids()],
+        KINDS=_kinds(case), NUDGED=_nudged(case, output), SIGNS=signs is not False,
+        SIGNLESS=_signless(signs), SELECT=select, NAMES_OF=_names_of(case),
+        COMPILE=surface.compile_kwargs(),
+        DEPLOYMENT=surface.deployment.how() if surface.deployed else None,
+        GROWN=_grown(case), PROMISE=surface.promise, MALLOC_CHECK=memcheck_environment(),
+        TRAINING=surface.training, SDPA=eager_sdpa, COMPILED_SDPA=compiled_sdpa)
+
+
 def repro_source(case: Case, out_dir: Path) -> str:
     verdict = case.verdict
     if verdict is None or not verdict.is_finding:
         raise CaseError("the case records no divergence to reproduce")
-    key = DivergenceKey.of(verdict)
     output = verdict.output if verdict.output is not None else 0
-    head = _head(case, output)
-    surface = case.recipe.surface
-    config = "".join(f"    torch._inductor.config.{k} = {v!r}\n"
-                     for k, v in case.recipe.config.items())
-    eager_sdpa, compiled_sdpa = _sdpa(case)
     # every node's reference value, once (none to compute for a gradient output)
     values = _float64_values(case) if _node(case, output) is not None else {}
-    signs = _zero_signs(case, output, values)
     select, select_source = _select(case, output, values)
-    stands = semantics.float64_stands(case.graph)
-    bit_noise = _bit_noise_key(case, output, stands)
-    header = (
-        f'"""numfuzz repro: {_quotable(verdict.summary())}\n\n'
-        f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
-        f"compiled {surface.label()}, "
-        f"torch {torch.__version__}. Generated "
-        "by numfuzz; a person should check it before filing.\n"
-        "Exit status: 1 = the divergence reproduces, 0 = it does not, 2 = it could not run;\n"
-        "so it can drive `python -m torch._inductor.compiler_bisector run python repro.py`.\n"
-        f"{_malloc_check_note(case)}"
-        '"""\n'
-    )
-    imports = "import contextlib\nimport os\nimport sys\n\n"
-    # compiler_bisector run sets TORCH_COMPILE_BACKEND to move between backends.
-    backend = f"os.environ.get('TORCH_COMPILE_BACKEND', {case.recipe.backend!r})"
-    if ":" in case.recipe.backend:  # a custom backend (test doubles): import it by name
-        module, _, attr = case.recipe.backend.partition(":")
-        imports += f"from {module} import {attr} as BACKEND\n\n"
-        backend = "BACKEND"
+    spec = spec_of(case, output, values, select)
+    config = "".join(f"    torch._inductor.config.{k} = {v!r}\n"
+                     for k, v in case.recipe.config.items())
+    imports, backend = _backend_source(case)
     parts = [
-        header + imports + render.HEADER.rstrip(),
+        _header(case) + imports + render.HEADER.rstrip(),
         render.render_function(case.graph),
-        f"DEVICE = {case.device!r}\nKEY = {key.to_dict()!r}  # the divergence it reproduces\n"
-        f"OUTPUT = {output}\nPLACE = {_place(case, verdict)!r}  # what OUTPUT indexes\n"
-        f"TOL = {TOLERANCE.get(case.dtype, 1e-4)!r}\nTIMEOUT = {TIMEOUT}\n"
-        f"UNDEFINED = {_undefined(case, output, values)!r}"
-        "  # flat indices never compared (see numfuzz)\n"
-        f"ORDINAL = {_ordinal(case, output)!r}\n"
-        f"HEAD = {head!r}\nPARITY = {case.recipe.policy == 'parity'!r}"
-        "  # every discrete mismatch with eager is a finding (--policy parity)\n"
-        f"FLOAT64 = {stands!r}  # can a float64 run stand for it (not where it reinterprets "
-        "bits: eager's values do)\n"
-        f"FLOOR = {0.0 if stands else rules.EAGER_NOISE_FLOOR!r}  # eager's least noise, in ulps "
-        "(where eager is the reference)\n"
-        f"BIT_NOISE = {bit_noise!r}  # the trace's key of OUTPUT where a dtype view reinterprets "
-        "computed floats\n"
-        f"NOISE_TOL = {TOLERANCE.get(_output_dtype(verdict), 1e-4)!r}  # OUTPUT's own tolerance\n"
-        f"NODE = {_node(case, output)!r}  # the graph node OUTPUT reads\n"
-        f"WRITTEN = {_written(case)!r}  # the inputs the program writes: judged after the call\n"
-        f"NAMES = {[case.graph.var(n) for n in case.graph.input_ids()]!r}\n"
-        f"KINDS = {_kinds(case)!r}  # the module's parameters and buffers, per input (else a "
-        "function)\n"
-        f"NUDGED = {_nudged(case, output)!r}  # is its code's stability under noise measured\n"
-        f"SIGNS = {signs is not False!r}  # does the program define its zeros' sign\n"
-        f"SIGNLESS = {_signless(signs)!r}  # flat indices whose zero sign it does not "
-        "(a copysign of a NaN that arithmetic made)\n"
-        f"SELECT = {select!r}  # an index output: what judges it\n"
-        f"NAMES_OF = {_names_of(case)}\n"
-        f"COMPILE = {surface.compile_kwargs()!r}\n"
-        f"DEPLOYMENT = {surface.deployment.how() if surface.deployed else None!r}  # the "
-        f"{surface.path} path's build (None: torch.compile)\n"
-        f"GROWN = {_grown(case)!r}  # the batch's inputs (automatic dynamic, batch_invariant)\n"
-        f"PROMISE = {surface.promise!r}  # what the surface promises exactly, if anything\n"
-        f"MALLOC_CHECK = {memcheck_environment()!r}  # glibc's malloc checking\n"
-        f"TRAINING = {surface.training!r}  # outputs, then the gradients of their sum\n"
-        f"SDPA = {eager_sdpa!r}  # the attention backends eager ran (None: torch chooses)\n"
-        f"COMPILED_SDPA = {compiled_sdpa!r}  # pinned while compiled traces and runs",
+        "# What numfuzz judged, and how (fuzzer/reduce/repro.py, ReproSpec).\n" + spec.source(),
         _inputs_source(case, out_dir),
         "# The rules numfuzz judged with (fuzzer/judge/rules.py), verbatim.\n"
         + rules.embedded_source().rstrip(),
         "# How numfuzz ran the program (fuzzer/execute/calling.py), verbatim.\n"
         + calling.embedded_source().rstrip(),
         *_head_source(case, output),
-        *([render.render_nudged_trace_function(case.graph)] if _nudged(case, output) else []),
+        *([render.render_nudged_trace_function(case.graph)] if spec.NUDGED else []),
         *([render.render_trace_function(case.graph),
-           render.render_bit_noise_trace_function(case.graph)] if bit_noise is not None else []),
+           render.render_bit_noise_trace_function(case.graph)]
+          if spec.BIT_NOISE is not None else []),
         *select_source,
         _configure_source(config + _flags_source(case)) +
         f"BACKEND_NAME = {backend}  # the torch.compile backend\n"
@@ -194,6 +207,33 @@ def repro_source(case: Case, out_dir: Path) -> str:
         'if __name__ == "__main__":\n    sys.exit(main())',
     ]
     return "\n\n\n".join(dict.fromkeys(parts)) + "\n"  # the trace once, whoever needs it
+
+
+def _header(case: Case) -> str:
+    """The repro's docstring: what it reproduces, on what, and its exit statuses."""
+    assert case.verdict is not None  # repro_source checks first
+    return (
+        f'"""numfuzz repro: {_quotable(case.verdict.summary())}\n\n'
+        f"{len(case.graph)} ops, {_quotable(case.dtype)}, {_quotable(case.device)}, "
+        f"compiled {case.recipe.surface.label()}, "
+        f"torch {torch.__version__}. Generated "
+        "by numfuzz; a person should check it before filing.\n"
+        "Exit status: 1 = the divergence reproduces, 0 = it does not, 2 = it could not run;\n"
+        "so it can drive `python -m torch._inductor.compiler_bisector run python repro.py`.\n"
+        f"{_malloc_check_note(case)}"
+        '"""\n'
+    )
+
+
+def _backend_source(case: Case) -> tuple[str, str]:
+    """The repro's imports and its backend expression: compiler_bisector run sets
+    TORCH_COMPILE_BACKEND to move between backends; a custom backend (a test double) is
+    imported by name."""
+    imports = "import contextlib\nimport os\nimport sys\n\n"
+    if ":" in case.recipe.backend:
+        module, _, attr = case.recipe.backend.partition(":")
+        return imports + f"from {module} import {attr} as BACKEND\n\n", "BACKEND"
+    return imports, f"os.environ.get('TORCH_COMPILE_BACKEND', {case.recipe.backend!r})"
 
 
 def _configure_source(lines: str) -> str:
@@ -260,10 +300,9 @@ def _written(case: Case) -> list[int]:
     return [inputs.index(n) for n in case.graph.written_inputs()]
 
 
-def _names_of(case: Case) -> str:
-    """Every node's Python name, as a dict literal keyed by node id."""
-    graph = case.graph
-    return "{" + ", ".join(f"{n}: {graph.var(n)!r}" for n in graph.node_ids()) + "}"
+def _names_of(case: Case) -> dict[int, str]:
+    """Every node's Python name, keyed by node id."""
+    return {n: case.graph.var(n) for n in case.graph.node_ids()}
 
 
 def _node(case: Case, output: int) -> int | tuple | None:

@@ -32,23 +32,19 @@ from fuzzer.execute.calling import (
 )
 from fuzzer.judge.rules import (
     NUDGES,
-    discrete_mismatches,
-    discrete_regressions,
     float64_run,
     fresh,
     head_evidence,
     judge_selection,
     moved_by_noise,
-    nonfinite_hidden,
-    nonfinite_in_compiled,
     on_a_tie,
     output_kind,
     rows_apart,
     same_bits,
     selection_code,
+    showing,
     stable_codes,
     torch_frames,
-    zero_sign_regressions,
 )
 
 # What a repro defines above this code (``reduce.repro.repro_source``): placeholders here.
@@ -126,6 +122,8 @@ def under_malloc_check():
 
 
 def main():
+    """Eager, compiled and float64 as numfuzz ran them, judged by numfuzz's rules against the
+    divergence the case recorded: exit 1 when it reproduces, 0 when not, 2 when it cannot run."""
     if KEY["kind"] == "memory-unsafe" and os.environ.get("NUMFUZZ_REPRO_CHILD") != "1":
         return under_malloc_check()
     torch._inductor.config.fallback_random = True
@@ -140,6 +138,28 @@ def main():
     except Exception as err:
         print(f"cannot run the repro: {type(err).__name__}: {err}")
         return 2
+    ran = run_compiled(inputs)
+    if isinstance(ran, int):  # compiled raised or hung: whether as numfuzz saw it
+        return ran
+    program, compiled, compiled_did = ran
+    if KEY["kind"] == "memory-unsafe":  # freeing its outputs is where glibc would notice
+        del compiled
+        print("no abort: the heap corruption went unnoticed in this run")
+        return 0
+    if KEY["kind"] == "promise":  # what this surface promises exactly, bit for bit
+        return promise_broken(program, inputs, eager, compiled)
+    if KEY["kind"] == "aliasing":  # what the call did to storage, not values
+        return storage_differs(eager_did, compiled_did)
+    if len(compiled) != len(eager):
+        print(f"compiled returned {len(compiled)} outputs, eager {len(eager)}")
+        return 1 if KEY["kind"] == "meta" else 0
+    return judged(inputs, eager[OUTPUT].cpu(), compiled[OUTPUT].cpu(), ref[OUTPUT].cpu())
+
+
+def run_compiled(inputs):
+    """The program compiled (or deployed) and run as numfuzz did: (program, outputs, what the
+    call did to storage), or, where compiling or running raised or hung, the exit status (1:
+    the way numfuzz saw it fail)."""
     if KEY["kind"] == "timeout":
         import signal
 
@@ -166,26 +186,28 @@ def main():
         return 1 if seen == (KEY["kind"], KEY["error"], KEY["frames"]) else 0
     if KEY["kind"] == "timeout":
         signal.alarm(0)
-    if KEY["kind"] == "memory-unsafe":  # freeing its outputs is where glibc would notice
-        del compiled
-        print("no abort: the heap corruption went unnoticed in this run")
-        return 0
-    if KEY["kind"] == "promise":  # what this surface promises exactly, bit for bit
-        return promise_broken(program, inputs, eager, compiled)
-    if KEY["kind"] == "aliasing":  # what the call did to storage, not values
-        named = lambda positions: [NAMES[i] for i in positions] or "no input"  # noqa: E731
-        for i, (want, got) in enumerate(zip(eager_did[0], compiled_did[0])):
-            if want != got:
-                print(f"output {i} shares storage with {named(want)} in eager, with "
-                      f"{named(got)} compiled: DIVERGES")
-        if compiled_did[1]:
-            print(f"compiled changed {named(compiled_did[1])}, which the program never "
-                  "writes: DIVERGES")
-        return 1 if eager_did[0] != compiled_did[0] or compiled_did[1] else 0
-    if len(compiled) != len(eager):
-        print(f"compiled returned {len(compiled)} outputs, eager {len(eager)}")
-        return 1 if KEY["kind"] == "meta" else 0
-    e, c, r = eager[OUTPUT].cpu(), compiled[OUTPUT].cpu(), ref[OUTPUT].cpu()  # on the host
+    return program, compiled, compiled_did
+
+
+def storage_differs(eager_did, compiled_did):
+    """An aliasing divergence: which inputs each output shares storage with, and which inputs
+    compiled changed that the program never writes, against eager."""
+    named = lambda positions: [NAMES[i] for i in positions] or "no input"  # noqa: E731
+    for i, (want, got) in enumerate(zip(eager_did[0], compiled_did[0])):
+        if want != got:
+            print(f"output {i} shares storage with {named(want)} in eager, with "
+                  f"{named(got)} compiled: DIVERGES")
+    if compiled_did[1]:
+        print(f"compiled changed {named(compiled_did[1])}, which the program never "
+              "writes: DIVERGES")
+    return 1 if eager_did[0] != compiled_did[0] or compiled_did[1] else 0
+
+
+def judged(inputs, e, c, r):
+    """OUTPUT judged by numfuzz's rules (``output_kind``) with the evidence numfuzz had: the
+    elements never compared, zeros whose sign is not defined, the head's distance from its
+    discontinuity, an index output's values, float64's code under eager's noise; the elements
+    that show it listed (``showing``)."""
     if BIT_NOISE is not None:  # floats a dtype view reinterprets: noise there, amplified
         base = trace(*[fresh(t) for t in inputs])[BIT_NOISE].cpu()
         runs = [[bit_noise_trace(k, *[fresh(t) for t in inputs])[BIT_NOISE].cpu()]
@@ -195,7 +217,7 @@ def main():
             c = torch.where(moved, e, c)
             print(f"  {int(moved.sum())} elements one step of rounding noise before a dtype "
                   "view moves: not judged")
-    undefined, strong = None, None
+    undefined = None
     if UNDEFINED is not None:
         undefined = torch.zeros(e.shape, dtype=torch.bool)
         undefined.view(-1)[list(UNDEFINED)] = True
@@ -203,23 +225,7 @@ def main():
     if SIGNS and SIGNLESS is not None:
         signs = torch.ones(e.shape, dtype=torch.bool)
         signs.view(-1)[list(SIGNLESS)] = False
-    if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
-        strong = torch.ones(e.shape, dtype=torch.bool)
-    elif HEAD is not None:  # how far float64 sits from the head's boundary vs eager's error
-        with sdpa(SDPA):
-            own = trace(*[fresh(t) for t in inputs])
-        fp64 = float64_run(trace, inputs) if FLOAT64 else own  # eager stands for float64
-        ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
-        _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
-                                                  HEAD["attrs"], tuple(e.shape),
-                                                  getattr(torch, HEAD["working"]), FLOOR)
-        for step in HEAD["upstream"]:  # a step further up on a tie: its jump may be the flip
-            if on_a_tie([fp64[step["input"]].double().cpu()], own[step["input"]].cpu(),
-                        BOUNDARIES[step["boundary"]], step["attrs"],
-                        getattr(torch, step["working"]), FLOOR):
-                print(f"  a {step['boundary']} step further up (on node {step['input']}) "
-                      "sits on a tie: its jump may be the flip, so no flip is strong")
-                strong = torch.zeros_like(strong)
+    strong, ulps, own_ulps = head_strength(inputs, e)
     code, picks = None, None
     if SELECT is not None:  # an index output: judged by the values its indices select
         own = trace(*[fresh(t) for t in inputs])[SELECT["source"]].cpu()
@@ -230,43 +236,75 @@ def main():
             *args, getattr(torch, SELECT["working"]), x64, own, e, c, r, FLOOR)
         code = lambda index: selection_code(*args, x64, index)  # noqa: E731
         print(f"  (indices judged by the values they select in {NAMES_OF[SELECT['source']]})")
-    stable = None
-    if NUDGED:  # does float64's code survive eager's own rounding noise (a chaotic head)?
-        try:
-            stable = stable_codes(r, [(code or (lambda t: t))(
-                float64_run(lambda *wide, k=k: nudged_trace(k, *wide), inputs)[NODE].cpu())
-                for k in range(NUDGES)])
-        except Exception:  # what cannot be checked is not evidence
-            stable = torch.zeros(r.shape, dtype=torch.bool)
-        if not bool(stable.all()):
-            print(f"  float64's own code moves under eager's rounding noise on "
-                  f"{int((~stable).sum())} elements: no flip there is strong")
+    stable = code_stability(inputs, r, code)
     kind = output_kind(e, c, r, TOL, undefined, ORDINAL, strong, PARITY, stable, signs)
     diverged = kind == KEY["kind"]
     print(f"{PLACE} ({e.dtype}): {kind}: {'DIVERGES' if diverged else 'ok'}")
     if kind not in ("ok", "meta"):
-        bad = {"int-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
-               "weak-flip": lambda: discrete_regressions(e, c, r, undefined, ORDINAL),
-               "parity": lambda: discrete_mismatches(e, c, undefined),
-               "nonfinite": lambda: nonfinite_in_compiled(e, c, r),
-               "signed-zero": lambda: zero_sign_regressions(e, c, r, signs),
-               "hidden-nonfinite": lambda: nonfinite_hidden(e, c, r)}.get(kind, lambda: e != c)()
-        print(f"  {int(bad.sum())}/{e.numel()} elements")
-        for index in bad.nonzero()[:8].tolist():
-            at = tuple(index)
-            line = (f"  at {at}: eager={e[at].item()!r} compiled={c[at].item()!r} "
-                    f"float64={r[at].item()!r}")
-            if picks is not None:  # the indices and the values they select, not their ranks
-                sides = [f"{int(i[at])} -> {float(v[at])!r}" for i, v in picks]
-                line = (f"  at {at}: eager={sides[0]}, compiled={sides[1]}, float64={sides[2]} "
-                        "(index -> the value it selects)")
-                line += (f", compiled's pick {float(ulps[at]):.3g} ulps from float64's, "
-                         f"eager's noise {float(own_ulps[at]):.3g} ulps")
-            elif HEAD not in (None, "exact"):
-                line += (f", float64 {float(ulps[at]):.3g} ulps from the boundary, "
-                         f"eager's noise {float(own_ulps[at]):.3g} ulps")
-            print(line)
+        show_elements(showing(kind, e, c, r, undefined, ORDINAL, signs), e, c, r, picks, ulps,
+                      own_ulps)
     return 1 if diverged else 0
+
+
+def head_strength(inputs, e):
+    """Per element, whether float64 sits far enough from the head's discontinuity to be strong
+    evidence (all: no float feeds the output; None: no head known), and the distances."""
+    if HEAD == "exact":  # no float feeds this output: no rounding noise to explain a flip
+        return torch.ones(e.shape, dtype=torch.bool), None, None
+    if HEAD is None:
+        return None, None, None
+    with sdpa(SDPA):  # how far float64 sits from the head's boundary vs eager's error
+        own = trace(*[fresh(t) for t in inputs])
+    fp64 = float64_run(trace, inputs) if FLOAT64 else own  # eager stands for float64
+    ins = [fp64[i].double().cpu() for i in HEAD["inputs"]]
+    _, ulps, own_ulps, strong = head_evidence(ins, own[HEAD["inputs"][0]].cpu(), BOUNDARY,
+                                              HEAD["attrs"], tuple(e.shape),
+                                              getattr(torch, HEAD["working"]), FLOOR)
+    for step in HEAD["upstream"]:  # a step further up on a tie: its jump may be the flip
+        if on_a_tie([fp64[step["input"]].double().cpu()], own[step["input"]].cpu(),
+                    BOUNDARIES[step["boundary"]], step["attrs"],
+                    getattr(torch, step["working"]), FLOOR):
+            print(f"  a {step['boundary']} step further up (on node {step['input']}) "
+                  "sits on a tie: its jump may be the flip, so no flip is strong")
+            strong = torch.zeros_like(strong)
+    return strong, ulps, own_ulps
+
+
+def code_stability(inputs, r, code):
+    """Where float64's code survives eager's own rounding noise (a chaotic head's does not);
+    None where numfuzz did not measure it."""
+    if not NUDGED:
+        return None
+    try:
+        stable = stable_codes(r, [(code or (lambda t: t))(
+            float64_run(lambda *wide, k=k: nudged_trace(k, *wide), inputs)[NODE].cpu())
+            for k in range(NUDGES)])
+    except Exception:  # what cannot be checked is not evidence
+        stable = torch.zeros(r.shape, dtype=torch.bool)
+    if not bool(stable.all()):
+        print(f"  float64's own code moves under eager's rounding noise on "
+              f"{int((~stable).sum())} elements: no flip there is strong")
+    return stable
+
+
+def show_elements(bad, e, c, r, picks, ulps, own_ulps):
+    """The first elements that show it: eager, compiled and float64, an index's picks, the
+    head's distance from its boundary."""
+    print(f"  {int(bad.sum())}/{e.numel()} elements")
+    for index in bad.nonzero()[:8].tolist():
+        at = tuple(index)
+        line = (f"  at {at}: eager={e[at].item()!r} compiled={c[at].item()!r} "
+                f"float64={r[at].item()!r}")
+        if picks is not None:  # the indices and the values they select, not their ranks
+            sides = [f"{int(i[at])} -> {float(v[at])!r}" for i, v in picks]
+            line = (f"  at {at}: eager={sides[0]}, compiled={sides[1]}, float64={sides[2]} "
+                    "(index -> the value it selects)")
+            line += (f", compiled's pick {float(ulps[at]):.3g} ulps from float64's, "
+                     f"eager's noise {float(own_ulps[at]):.3g} ulps")
+        elif HEAD not in (None, "exact"):
+            line += (f", float64 {float(ulps[at]):.3g} ulps from the boundary, "
+                     f"eager's noise {float(own_ulps[at]):.3g} ulps")
+        print(line)
 
 
 def promise_broken(program, inputs, eager, compiled):
