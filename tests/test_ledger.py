@@ -125,12 +125,18 @@ def test_nan_and_a_loss_of_accuracy_of_one_op_are_one_mechanism_two_ops_are_two(
     assert mechanism_key(erf_loss, None) is None  # unlocated, nothing structural: not told
 
 
-def test_one_crash_is_one_mechanism_on_every_surface() -> None:
-    error = ["AssertionError", "torch/_functorch/_aot_autograd/x.py:f"]
-    a = cause(family="crash", error=error, needs=["freezing=True"], core=["a"])
-    b = cause(family="crash", error=error, stage="export's decompositions", core=["b"])
-    assert same_mechanism(a, None, b, None)
+def test_one_crash_is_one_mechanism_on_every_surface_and_two_programs_are_two() -> None:
+    """A night merged a C++ compile error of ``sum → sum`` into one of ``view(int16) → abs_``:
+    the same exception and frames (the compiler's), two bugs (N5 and N10)."""
+    error = ["InductorError", "torch/_inductor/cpp_builder.py:build"]
+    a = cause(family="crash", error=error, needs=["freezing=True"], core=["view_dtype", "abs_"])
+    b = cause(family="crash", error=error, stage="export's decompositions",
+              core=["view_dtype", "abs_", "narrow"])
+    assert same_mechanism(a, None, b, None)  # one crash, another surface, a view more
     assert not same_mechanism(a, None, {**b, "error": ["RuntimeError", *error[1:]]}, None)
+    summed = cause(family="crash", error=error, core=["sum", "sum"],
+                   vanishes_with=["cpp.simdlen=0"])
+    assert not same_mechanism(a, None, summed, None)
 
 
 # ------------------------------------------------------------------ layout facts as knobs
@@ -539,3 +545,16 @@ def test_a_measured_fix_is_written_into_the_ledger_and_read_back(tmp_path) -> No
         assert path.read_text() == ledger.LEDGER_FILE.read_text()
     finally:
         ledger.causes.cache_clear()
+
+
+def test_a_cpp_compile_error_is_told_by_its_program_where_the_message_says_no_more() -> None:
+    """torch 2.15's crash message is ``CppCompileError: C++ compile error`` whatever failed:
+    N5 (a reduction stored twice, vectorized) and N10 (``abs`` of an int16 view) are told by
+    their programs."""
+    crash = {"family": "crash", "device": "cpu", "vanishes_with": [],
+             "message": "InductorError: CppCompileError: C++ compile error (at cpp_builder.py:814)"}
+    assert ledger.match({**crash, "core": ["view_dtype", "abs_"]}).id == "N10"
+    summed = {**crash, "core": ["sum", "sum"], "vanishes_with": ["cpp.simdlen=0"]}
+    assert ledger.match(summed).id == "N5"
+    assert ledger.match({**summed, "vanishes_with": []}) is None
+    assert ledger.match({**crash, "core": ["exp"]}) is None

@@ -247,6 +247,7 @@ VALUE_FAMILIES = ("flip", "nonfinite", "accuracy")
 # options that make it vanish, the layout facts, arguments that alias, a gradient.
 TELLING = ("device", "backend", "vanishes_with", "needs", "stage", "layout",
            "aliased_arguments", "gradient")
+SURFACE_ONLY = ("needs", "stage")  # what a crash's surface adds: one crash on every surface
 
 
 def op_class(label: str) -> str:
@@ -269,7 +270,9 @@ def mechanism_key(fields: dict, root: dict | None) -> dict | None:
     ``root``: where it first diverges, ``mechanism_of``): None where that cannot be told (no
     first divergent op located and nothing structural that tells it).
 
-    - A crash or timeout is its exception and innermost frames, whatever surface it showed on.
+    - A crash or timeout is its exception and innermost frames, the knobs and layout facts that
+      tell it and its ops (views left out: a C++ compile error is raised by the same frames
+      whatever code failed to compile), whatever surface or stage it showed on.
     - A cause told by structure (layout facts, arguments that alias, an aliasing divergence)
       is what its first divergent op does to storage (``op_class``: a write), or, unlocated,
       the classes of its core's ops, views left out (none left: not told): which view or which
@@ -279,9 +282,12 @@ def mechanism_key(fields: dict, root: dict | None) -> dict | None:
       both vanish.
     """
     family = fields.get("family", "")
-    if family in ("crash", "timeout"):
-        return {"family": family, "device": fields.get("device"),
-                "backend": fields.get("backend"), "error": fields.get("error")}
+    if family in ("crash", "timeout"):  # whatever surface or stage it showed on
+        return {"family": family, "error": fields.get("error"),
+                **{name: fields.get(name) for name in TELLING if name not in SURFACE_ONLY},
+                # a C++ compile error is raised by the same frames whatever the code: its ops
+                "op": sorted({bare(op) for op in fields.get("core", [])
+                              if op_class(op) != "view"})}
     key = {name: fields.get(name) for name in TELLING}
     key["family"] = "value" if family in VALUE_FAMILIES else family
     first = (root or {}).get("op")
