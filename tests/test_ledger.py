@@ -558,3 +558,19 @@ def test_a_cpp_compile_error_is_told_by_its_program_where_the_message_says_no_mo
     assert ledger.match(summed).id == "N5"
     assert ledger.match({**summed, "vanishes_with": []}) is None
     assert ledger.match({**crash, "core": ["exp"]}) is None
+
+
+def test_a_nan_eager_made_at_a_heads_input_is_undefined_whatever_float64_says() -> None:
+    """A night quantized ``conv(x) * 0`` where eager's float32 conv overflowed to -inf (float64's
+    did not): eager's NaN cast to int8 gave 0, compiled's -128, float64 0. Casting a NaN is not
+    defined: such an element is not compared; one float64 alone calls NaN still is."""
+    from fuzzer.judge import semantics
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((3,))
+    scaled = b.op("mul_scalar", x, value=0.0)
+    b.graph.outputs = [b.op("quant_int8", scaled, scale=1.0)]
+    fp64 = {scaled: torch.tensor([0.0, 0.0, float("nan")], dtype=torch.float64)}
+    own = {scaled: torch.tensor([float("nan"), 0.0, 0.0])}
+    assert semantics.undefined_elements(b.graph, fp64)[0].tolist() == [False, False, True]
+    assert semantics.undefined_elements(b.graph, fp64, own)[0].tolist() == [True, False, True]

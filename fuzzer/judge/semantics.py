@@ -221,9 +221,12 @@ def boundary_of(graph: Graph, node: Node) -> ops.Boundary | None:
     return spec.boundary if spec is not None else None
 
 
-def undefined_elements(graph: Graph,
-                       values: dict[int, torch.Tensor]) -> list[torch.Tensor | None]:
-    """Per integer output: the elements whose value no rule defines (see the module docstring)."""
+def undefined_elements(graph: Graph, values: dict[int, torch.Tensor],
+                       eager: dict | None = None) -> list[torch.Tensor | None]:
+    """Per integer output: the elements whose value no rule defines (see the module docstring),
+    from float64's ``values`` and, where given, ``eager``'s own: a conversion of a NaN eager's
+    working dtype made (an overflow float64 does not have, times zero) is undefined whatever
+    float64 says (a night's ``quant_int8`` of such a NaN: eager 0, compiled -128)."""
     result: list[torch.Tensor | None] = []
     for out in graph.outputs:
         node = graph.node(out)
@@ -237,6 +240,10 @@ def undefined_elements(graph: Graph,
             result.append(None)
             continue
         bad = torch.isnan(source)
+        own = (eager or {}).get(node.inputs[0])
+        if isinstance(own, torch.Tensor) and own.is_floating_point() \
+                and tuple(own.shape) == tuple(bad.shape):
+            bad |= torch.isnan(own).to(bad.device)
         if ops.spec(node.op).unclamped:  # no clamp before the conversion
             info = torch.iinfo(ops.torch_dtype(node.dtype))
             bad |= (source < info.min) | (source > info.max) | torch.isinf(source)
@@ -562,7 +569,8 @@ def judge_graph(graph: Graph, eager: list[torch.Tensor], compiled: list[torch.Te
     verdict = oracle.judge(eager, compiled, ref,
                            found + [_state_head(graph, n, fp64) for n in states],
                            [*graph.outputs, *states][:len(keys)],
-                           undefined_elements(graph, fp64) + [None] * len(states),
+                           undefined_elements(graph, fp64, eager_values)
+                           + [None] * len(states),
                            ordinal(graph) + [True] * len(states), policy,
                            stability(graph, eager, compiled, fp64, nudged, keys),
                            [zero_signs_defined(graph, k, raw[2]) for k in keys])

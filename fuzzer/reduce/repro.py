@@ -434,7 +434,12 @@ def _undefined(case: Case, output: int, values: dict) -> list[int] | None:
     """Elements of the output numfuzz does not compare (``judge.semantics``), as flat indices."""
     if output >= len(case.graph.outputs):
         return None
-    mask = semantics.undefined_elements(case.graph, values)[output]
+    own = None
+    if values:  # eager's own values too: a NaN it made at a head's input is undefined
+        trace = render.load(render.render_trace(case.graph), "trace")
+        with torch.no_grad():
+            own = trace(*[rules.fresh(t) for t in case.ordered_inputs()])
+    mask = semantics.undefined_elements(case.graph, values, own)[output]
     if mask is None or not bool(mask.any()):
         return None
     return [int(i) for i in mask.reshape(-1).nonzero().reshape(-1)]
