@@ -574,3 +574,50 @@ def test_a_nan_eager_made_at_a_heads_input_is_undefined_whatever_float64_says() 
     own = {scaled: torch.tensor([float("nan"), 0.0, 0.0])}
     assert semantics.undefined_elements(b.graph, fp64)[0].tolist() == [False, False, True]
     assert semantics.undefined_elements(b.graph, fp64, own)[0].tolist() == [True, False, True]
+
+
+def test_an_integer_view_of_a_rounded_float_is_not_ordinal() -> None:
+    """A night drafted ``x0.view(int16)`` read after ``x0[0::3].scatter_add_(...)`` in float16
+    as an int flip, 8 steps from eager: steps of a bit view are the float's ulps, and the float
+    under it was half an ulp of a partial sum away. The int16 view of a float an op wrote is not
+    ordinal (at most a weak flip); one of an input's own bits, written with integer arithmetic
+    (N9's ``x.view(int32).index_add_``), stays exact evidence."""
+    from fuzzer.judge import rules, semantics
+
+    b = Builder(random.Random(0), "float16")
+    x = b.input((6, 63))
+    bits = b.op("view_dtype", b.op("view", x, size=(2, 189)), to="int16")
+    index = b.input((2, 63), dtype="int64")
+    b.op("scatter_add_", b.op("slice", x, index=((0, None, 3),)), index, b.input((2, 63)), dim=0)
+    y = b.input((4, 6), dtype="int32")
+    counts = b.op("view_dtype", b.input((4, 6), dtype="float32"), to="int32")
+    b.op("index_add_", counts, b.input((4,), dtype="int64"), y, dim=0)
+    b.graph.outputs = [b.graph.current(bits), b.graph.current(counts)]
+    assert semantics.reads_rounded_bits(b.graph, b.graph.outputs[0])
+    assert semantics.ordinal(b.graph) == [False, True]
+    assert semantics.evidence_source(b.graph, b.graph.outputs[1]) == semantics.EXACT
+    e, c = torch.tensor([-11912], dtype=torch.int16), torch.tensor([-11904], dtype=torch.int16)
+    assert rules.output_kind(e, c, e, 0.0, ordinal=False) == "weak-flip"
+    assert rules.output_kind(e, c, e, 0.0, ordinal=True) == "int-flip"  # as it was judged
+
+
+def test_a_written_inputs_state_takes_its_core_from_what_wrote_it() -> None:
+    """A divergence in an input's state after the call (``x.scatter_add_(...)`` in float16)
+    had an empty core, since the input itself is no op: every state divergence on one device
+    with the same knobs shared one signature. Its core is what computed the last write."""
+    from fuzzer.corpus.case import Case
+    from fuzzer.triage.signature import float_core
+
+    def state_case(write: str) -> Case:
+        b = Builder(random.Random(0), "float16")
+        x = b.input((4, 6))
+        if write == "scatter_add_":
+            b.op(write, x, b.input((3, 6), dtype="int64"), b.input((3, 6)), dim=0)
+        else:
+            b.op(write, x, b.op("exp", b.input((4, 6))))
+        b.graph.outputs = []
+        return Case(graph=b.graph, inputs={}, dtype="float16",
+                    verdict=Verdict(Kind.ACCURACY, None, x))
+
+    assert float_core(state_case("scatter_add_")) == ["scatter_add_"]
+    assert float_core(state_case("mul_")) == ["exp", "mul_"]

@@ -188,10 +188,11 @@ class Fleet:
         self.queue: deque[Batch] = deque()
         self.kills: dict[int, int] = {}  # case index -> actors that died while running it
         self.to_record: list[int] = []  # worker-kill findings not yet written
+        from fuzzer.execute.workers import WORKER_THREADS
+
         gpus = 1 if Device(settings.device).is_cuda else 0
-        threads = max(1, (os.cpu_count() or 1) // max(slots, 1))
         make = actor_class(self.ray).options(num_gpus=gpus, num_cpus=1)
-        self.slots = [Slot(make.remote(settings, threads)) for _ in range(slots)]
+        self.slots = [Slot(make.remote(settings, WORKER_THREADS)) for _ in range(slots)]
         self.check_versions(allow_mixed)
 
     def check_versions(self, allow_mixed: bool) -> None:

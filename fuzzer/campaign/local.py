@@ -8,7 +8,6 @@ case and runs it on its own worker process; the driver thread settles what they 
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import threading
 import time
@@ -23,7 +22,13 @@ from fuzzer.corpus.case import Case
 from fuzzer.device import Device
 from fuzzer.errors import HarnessError
 from fuzzer.execute.task import RunResult, Task
-from fuzzer.execute.workers import LocalRunner, assign_gpus, sweep_stale_temp, visible_gpus
+from fuzzer.execute.workers import (
+    WORKER_THREADS,
+    LocalRunner,
+    assign_gpus,
+    sweep_stale_temp,
+    visible_gpus,
+)
 
 
 @dataclass
@@ -71,8 +76,7 @@ def run_campaign(settings: Settings, on_outcome: Callable[[Outcome], None] | Non
     runners: list[LocalRunner] = []
 
     def work(slot: int) -> None:
-        threads = max(1, (os.cpu_count() or 1) // settings.workers)
-        runner = LocalRunner(settings.device, threads, settings.timeout, gpu=gpus[slot],
+        runner = LocalRunner(settings.device, WORKER_THREADS, settings.timeout, gpu=gpus[slot],
                         warmup=settings.recipe.warms_up, recycle=settings.recycle,
                         env=worker_env(settings))
         runners.append(runner)

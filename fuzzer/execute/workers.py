@@ -426,6 +426,11 @@ CPU_BYTES_PER_WORKER = 3 << 30
 # Cores per CPU worker: a worker's compile and its run use one core (torch threads: 1, and
 # Inductor's C++ compile runs in the worker's own process on a small graph).
 CORES_PER_CPU_WORKER = 1
+# torch's intra-op threads in every worker, campaign, minimizer and triage alike, and in every
+# repro (``ReproSpec.THREADS``): Inductor's CPU code depends on it (one thread runs a float16
+# ``scatter_add_`` as generated code, rounding after each add; more fall back to ATen's), so a
+# case judged at one count and replayed at another is not the code that ran.
+WORKER_THREADS = 1
 
 
 def default_cpu_workers(cores: int | None = None, memory_bytes: int | None = None) -> int:

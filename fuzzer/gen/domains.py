@@ -25,8 +25,8 @@ beyond 2^31, the full range for narrower types). Index inputs (role ``index``) a
 range: out of range is an eager error.
 
 Edge values (``edge_mask``, ``edge_words``): what maintainers call edge cases, the values a cause
-may need and a report must then say it needs: inf, NaN, a value near its dtype's largest, a
-subnormal, an integer at its type's limit, an empty tensor. Everything else is ordinary.
+may need and a report must then say it needs: inf, NaN, a value near its dtype's largest
+(``near_max``: within ten binades of it, and never under 4096), a subnormal, an integer at its type's limit, an empty tensor. Everything else is ordinary.
 
 Layouts (``LAYOUTS``, ``lay_out``): how an input is stored, the same values transposed, permuted,
 channels-last, stepped in the last dim or in the rows, in padded rows, at an offset, or expanded;
@@ -53,6 +53,15 @@ DECIMAL_STEPS = (0.1, 0.2, 0.3, 0.7, 1.0 / 3.0)
 
 
 NEAR_MAX = 2.0 ** -10  # within ten binades of the largest finite value: near it
+# ... but never below this: float16's largest is 65504, and ten binades under it is 64, where a
+# pixel sum or a count of a few hundred is ordinary (a night classed a float16 scatter_add_ of
+# -173 and 488 as needing edge values).
+ORDINARY_MAGNITUDE = 2.0 ** 12
+
+
+def near_max(info: torch.finfo) -> float:
+    """The magnitude from which a value of this float dtype is near its largest value."""
+    return max(info.max * NEAR_MAX, ORDINARY_MAGNITUDE)
 
 
 def edge_mask(t: torch.Tensor) -> torch.Tensor:
@@ -63,7 +72,7 @@ def edge_mask(t: torch.Tensor) -> torch.Tensor:
     if v.is_floating_point():
         info = torch.finfo(v.dtype)
         a = v.double().abs()
-        return ~torch.isfinite(v) | (a >= info.max * NEAR_MAX) | ((a > 0) & (a < info.tiny))
+        return ~torch.isfinite(v) | (a >= near_max(info)) | ((a > 0) & (a < info.tiny))
     if v.is_complex():
         return torch.zeros(t.shape, dtype=torch.bool)
     ints = torch.iinfo(v.dtype)
@@ -88,7 +97,7 @@ def edge_words(t: torch.Tensor) -> list[str]:
         words.append("NaN")
     a = v.double().abs()
     info = torch.finfo(v.dtype)
-    if bool(((a >= info.max * NEAR_MAX) & torch.isfinite(a)).any()):
+    if bool(((a >= near_max(info)) & torch.isfinite(a)).any()):
         words.append("near its dtype's largest value")
     if bool(((a > 0) & (a < info.tiny)).any()):
         words.append("subnormal")

@@ -291,6 +291,13 @@ class Graph:
         return [chain[-1] for root, chain in state.chains.items()
                 if self.node(root).is_input and chain]
 
+    def last_write(self, node_id: int) -> int | None:
+        """The last write to ``node_id``'s storage (None: the program writes none): what a
+        written input's state after the call is computed by."""
+        state = State.of(self)
+        chain = state.chains.get(state.root[node_id], []) if state is not None else []
+        return chain[-1] if chain else None
+
     def relabel(self) -> dict[int, int]:
         """Canonical renaming: ids 0..n-1 in ``canonical_order``. Returns old -> new."""
         mapping = {old: new for new, old in enumerate(canonical_order(self))}

@@ -203,7 +203,20 @@ def ordinal(graph: Graph) -> list[bool]:
     right, so its difference is never strong by distance (the index output itself is judged by
     the values it selects)."""
     return [graph.node(o).op != "sign_int8" and graph.node(o).dtype != "bool"
-            and not reads_indices(graph, o) for o in graph.outputs]
+            and not reads_indices(graph, o) and not reads_rounded_bits(graph, o)
+            for o in graph.outputs]
+
+
+def reads_rounded_bits(graph: Graph, node: int) -> bool:
+    """Is ``node`` an integer that reinterprets the bits of a float rounding may have moved (a
+    dtype view of a tensor a float op computed or wrote, ``x.view(torch.int16)`` read after
+    ``x.scatter_add_``)? Its steps are the float's ulps, not distances: a night drafted an int16
+    view 8 steps from eager where the float16 under it was half an ulp of a partial sum away.
+    Such an integer is not ordinal; the float itself is judged where it is an output or
+    state."""
+    return graph.node(node).dtype not in ops.FLOAT_DTYPES and float_upstream(graph, node) and \
+        any(ops.spec(graph.node(a).op).bits for a in graph.ancestors(node) | {node}
+            if not graph.node(a).is_input)
 
 
 def reads_indices(graph: Graph, node: int) -> bool:

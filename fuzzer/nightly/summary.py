@@ -101,8 +101,8 @@ def causes_line(ctx: Context) -> str:
     """One line for the log: the same counts as SUMMARY.md's root-cause table."""
     n = cause_counts(ctx)
     line = (f"root causes: {n['new']} new mechanisms, {n['refind']} re-finds of the ledger, "
-            f"{n['known hits']} known hits, {n['by-design hits']} by design (counted, not "
-            "drafted), "
+            f"{n['known hits']} known hits, {n['by-design hits']} not bugs (by design, not "
+            "Inductor's, or noise; counted, not drafted), "
             f"{n['recurring']} recurring, {n['fixed']} fixed; {n['left']} case files wait for "
             "the next night")
     return line + (f"; {_confirmed_counts(ctx)}" if ctx.settings.confirm_with else "")
@@ -146,7 +146,8 @@ def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[
                         for c in sorted({f.value_class for f in new if f.value_class})) or "none"
     return ["## Root causes", "",
             "| new mechanisms | re-finds (numfuzz's ledger) | known upstream (causes / hits) | "
-            "by design (causes / hits) | variants | recurring | fixed |",
+            "not a bug: by design, not Inductor's, noise (causes / hits) | variants | "
+            "recurring | fixed |",
             "|---|---|---|---|---|---|---|",
             f"| {n['new']} | {n['refind']} | {n['known']} / {n['known hits']} | "
             f"{n['by-design']} / {n['by-design hits']} | {n['variants']} | {n['recurring']} | "
@@ -156,8 +157,10 @@ def _causes(ctx: Context, new: list[Finding], recurring: list[Finding]) -> list[
             "A new mechanism is in neither the known list nor numfuzz's ledger (FINDINGS.md), "
             "and is not one mechanism with a cause the store holds; only it is drafted and "
             "earns its arm. A re-find is one of numfuzz's own causes found again (listed under "
-            "its id, drafted only when asked for: `numfuzz findings --draft ID`); a known or "
-            "by-design cause is a hit on its entry, counted here and not stored as a finding; "
+            "its id, drafted only when asked for: `numfuzz findings --draft ID`); a known cause "
+            "or one that is not a bug (documented behaviour, another library's bug, or "
+            "numfuzz's own noise: the ledger's X and Z rows) is a hit on its entry, counted "
+            "here and not stored as a finding; "
             "a variant is another form of a stored mechanism (another view or elementwise op "
             "carrying it, NaN instead of a loss of accuracy), listed in its draft.", "",
             f"Not findings (counted, not saved): {counted}.", ""]

@@ -26,6 +26,7 @@ from fuzzer.corpus.files import atomic_write
 from fuzzer.device import Device
 from fuzzer.execute import calling, memcheck
 from fuzzer.execute.flags import SDPA_BACKENDS
+from fuzzer.execute.workers import WORKER_THREADS
 from fuzzer.ir import render
 from fuzzer.ir.graph import Graph
 from fuzzer.ir.ops import Boundary
@@ -138,6 +139,7 @@ class ReproSpec:
     GROWN: object  # the batch's inputs (automatic dynamic, batch_invariant)
     PROMISE: str  # what the surface promises exactly, if anything
     MALLOC_CHECK: dict  # glibc's malloc checking
+    THREADS: int  # torch's intra-op threads, as numfuzz's workers ran it
     TRAINING: bool  # outputs, then the gradients of their sum
     SDPA: list[str] | None  # the attention backends eager ran (None: torch chooses)
     COMPILED_SDPA: list[str] | None  # pinned while compiled traces and runs
@@ -169,7 +171,8 @@ def spec_of(case: Case, output: int, values: dict, select: dict | None) -> Repro
         COMPILE=surface.compile_kwargs(),
         DEPLOYMENT=surface.deployment.how() if surface.deployed else None,
         GROWN=_grown(case), PROMISE=surface.promise, MALLOC_CHECK=memcheck_environment(),
-        TRAINING=surface.training, SDPA=eager_sdpa, COMPILED_SDPA=compiled_sdpa)
+        THREADS=WORKER_THREADS, TRAINING=surface.training, SDPA=eager_sdpa,
+        COMPILED_SDPA=compiled_sdpa)
 
 
 def repro_source(case: Case, out_dir: Path) -> str:

@@ -72,7 +72,7 @@ MALLOC_CHECK: dict = {}
 WRITTEN: list = []
 NAMES: list = []
 KINDS: list = []
-OUTPUT, NODE, TIMEOUT = 0, 0, 0
+OUTPUT, NODE, TIMEOUT, THREADS = 0, 0, 0, 0
 PLACE, PROMISE = "", ""
 DEPLOYMENT: dict | None = None  # how a deployment path builds the program; None: torch.compile
 TOL, NOISE_TOL, FLOOR = 0.0, 0.0, 0.0
@@ -127,6 +127,8 @@ def main():
     if KEY["kind"] == "memory-unsafe" and os.environ.get("NUMFUZZ_REPRO_CHILD") != "1":
         return under_malloc_check()
     torch._inductor.config.fallback_random = True
+    if THREADS:  # Inductor's CPU code depends on it
+        torch.set_num_threads(THREADS)
     configure()
     try:
         inputs = get_inputs()

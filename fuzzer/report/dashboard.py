@@ -167,12 +167,13 @@ def _classes_plot(board: Board) -> str:
 
 # What a night's causes are, as the tally plot stacks them.
 TALLIED = (("new", "new mechanisms"), ("refind", "re-finds (numfuzz's ledger)"),
-           ("known", "known upstream"), ("by-design", "by design"))
+           ("known", "known upstream"),
+           ("by-design", "not a bug (by design, not Inductor's, noise)"))
 
 
 def _tally_plot(board: Board) -> str:
     nights = list(board.tallies)
-    figure, axes = _figure("Causes per night: new mechanisms, re-finds, known, by design")
+    figure, axes = _figure("Causes per night: new mechanisms, re-finds, known, not a bug")
     bottom = [0] * len(nights)
     for key, label in TALLIED:
         counts = [board.tallies[n][key] for n in nights]

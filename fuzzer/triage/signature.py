@@ -91,6 +91,9 @@ def float_core(case: Case) -> list[str]:
     if node is None:
         return [graph.node(n).label
                 for n in canonical_order(graph) if not graph.node(n).is_input]
+    if graph.node(node).is_input:  # a written input's state: what its last write computed (an
+        node = graph.last_write(node) or node  # input itself has no ops, and every such
+        # divergence would share one empty core)
     source = semantics.evidence_source(graph, node)
     if isinstance(source, tuple):  # a discrete head: its float input is where the cause ends
         head_input = graph.node(source[0]).inputs[0]
