@@ -621,3 +621,70 @@ def test_a_written_inputs_state_takes_its_core_from_what_wrote_it() -> None:
 
     assert float_core(state_case("scatter_add_")) == ["scatter_add_"]
     assert float_core(state_case("mul_")) == ["exp", "mul_"]
+
+
+def test_a_drafts_snippet_keeps_a_weights_layout_and_its_title_names_the_weight() -> None:
+    """A night's draft of a frozen conv whose bias is every other element of a buffer (N24)
+    built its modules from ``p.clone()``: a strided clone is contiguous, so its snippet printed
+    no divergence, and its title said "a non-contiguous input". The snippet copies a laid-out
+    weight with its strides and offset; the title says weight."""
+    from fuzzer.corpus.case import Case
+    from fuzzer.reduce.snippet import snippet_source
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((2, 4))
+    w = b.input((4,), role="w", state="param")
+    b.graph.outputs = [b.op("mul", x, w)]
+    strided = torch.arange(8.0)[::2]
+    case = Case(graph=b.graph, inputs={str(x): torch.ones(2, 4), str(w): strided},
+                verdict=Verdict(Kind.ACCURACY, 0, b.graph.outputs[0]))
+    source = snippet_source(case, {}, inputs_file="inputs.pt")
+    assert "m = Model(copy(p1))" in source and "def copy(x):" in source
+    assert domains.layout_words(case.graph, case.inputs, "strides") == \
+        "with a non-contiguous weight"
+    case.inputs[str(w)] = strided.clone()  # contiguous: the plain clone, no helper
+    assert "m = Model(p1.clone())" in snippet_source(case, {}, inputs_file="inputs.pt")
+    assert domains.layout_words(case.graph, {str(x): strided.reshape(2, 2).t(),
+                                             str(w): torch.ones(4)}, "strides") == \
+        "with a non-contiguous input"
+
+
+def test_a_titles_chain_of_calls_never_names_numfuzzs_reread() -> None:
+    """Titles read "slice → scatter_ → reread → narrow → div_": ``reread`` (a view read again
+    after a write to its storage) is numfuzz's IR, no call a maintainer can find in torch."""
+    from fuzzer.corpus.case import Case
+    from fuzzer.report import draft
+
+    b = Builder(random.Random(0), "float32")
+    x = b.input((4, 6))
+    window = b.op("slice", x, index=((1, None, None),))
+    b.op("mul_", x, b.input((4, 6)))
+    b.graph.outputs = []
+    reread = b.graph.current(window)
+    assert b.graph.node(reread).op == "reread"
+    b.op("div_", reread, b.input((3, 6)))
+    case = Case(graph=b.graph, inputs={}, verdict=Verdict(Kind.CRASH, None, None))
+    assert draft.diverging_expression(case) == "slice → mul_ → div_"
+
+
+def test_a_raised_snippets_output_keeps_the_exception_line() -> None:
+    """A night's draft of a C++ compile error printed the compiler's last warnings and said
+    its snippet "did NOT show the divergence": the exception's line, far above them in the
+    message, was cut. The line that says what raised is kept whatever follows it."""
+    from fuzzer.reduce.snippet import shows_divergence
+    from fuzzer.triage.confirm import TRACEBACK, exception_line
+
+    err = "\n".join([TRACEBACK, '  File "s.py", line 3, in <module>',
+                     "torch._inductor.exc.InductorError: CppCompileError: C++ compile error",
+                     "", "Output:", *[f"vec512_qint.h:{n}: warning: overflow" for n in range(9)],
+                     "Set TORCHDYNAMO_VERBOSE=1 for the full Dynamo stack trace"])
+    line = exception_line(err)
+    assert line == "torch._inductor.exc.InductorError: CppCompileError: C++ compile error"
+    assert exception_line("no traceback here") == ""
+    crash = Verdict(Kind.CRASH, None, None,
+                    message="InductorError: CppCompileError: C++ compile error")
+    from fuzzer.corpus.case import Case
+
+    case = Case(graph=Builder(random.Random(0), "float32").graph, inputs={}, verdict=crash)
+    assert shows_divergence(case, f"raised:\n{line}")
+    assert not shows_divergence(case, "raised:\nSet TORCHDYNAMO_VERBOSE=1 for the full trace")

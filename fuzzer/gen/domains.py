@@ -26,7 +26,8 @@ range: out of range is an eager error.
 
 Edge values (``edge_mask``, ``edge_words``): what maintainers call edge cases, the values a cause
 may need and a report must then say it needs: inf, NaN, a value near its dtype's largest
-(``near_max``: within ten binades of it, and never under 4096), a subnormal, an integer at its type's limit, an empty tensor. Everything else is ordinary.
+(``near_max``: within ten binades of it, and never under 4096), a subnormal, an integer at its
+type's limit, an empty tensor. Everything else is ordinary.
 
 Layouts (``LAYOUTS``, ``lay_out``): how an input is stored, the same values transposed, permuted,
 channels-last, stepped in the last dim or in the rows, in padded rows, at an offset, or expanded;
@@ -435,6 +436,19 @@ def _laid_out_as(graph: Graph, inputs: dict[str, torch.Tensor], fact: str) -> li
         elif fact == "strides" and not t.is_contiguous() and 0 not in t.stride():
             found.append(n)
     return found
+
+
+def layout_words(graph: Graph, inputs: dict[str, torch.Tensor], fact: str) -> str:
+    """``fact`` as a title says it (``LAYOUT_WORDS``), naming what carries an offset or strides
+    for what it is: a weight (a module's parameter, as a bias at a stride of 2), a buffer, or
+    an input."""
+    said = LAYOUT_WORDS[fact]
+    if fact not in ("offset", "strides"):
+        return said
+    held = {graph.node(n).attrs.get("state") for n in _laid_out_as(graph, inputs, fact)}
+    noun = {frozenset({"param"}): "weight", frozenset({"buffer"}): "buffer"}.get(
+        frozenset(held), "input")
+    return said.replace("input", noun)
 
 
 def layout_facts(graph: Graph, inputs: dict[str, torch.Tensor]) -> list[str]:

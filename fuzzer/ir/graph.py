@@ -532,8 +532,10 @@ def op_chain(graph: Graph) -> list[str]:
 
 
 def readable_chain(graph: Graph, limit: int = 8) -> str:
-    """``gelu → e8m0`` for titles: the ops in canonical order, long chains elided."""
-    names = [graph.node(n).label for n in canonical_order(graph) if not graph.node(n).is_input]
+    """``gelu → e8m0`` for titles: the ops in canonical order, long chains elided; no
+    ``reread`` (a view read again after a write: no call in torch)."""
+    names = [graph.node(n).label for n in canonical_order(graph)
+             if not graph.node(n).is_input and not ops.spec(graph.node(n).op).renews]
     if len(names) > limit:
         names = names[:limit // 2] + ["…"] + names[-(limit // 2):]
     return " → ".join(names)

@@ -151,6 +151,8 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
         kinds = []  # it writes its arguments: the function form, on copies (``_state_helper``)
     if kinds:
         lines += _module_lines(case, names, kinds)
+        if _state_laid_out(case, kinds):
+            lines += COPY_HELPER
     if case.recipe.surface.training:
         lines += _training_helper(written)
     elif written and not kinds and (verdict is None or verdict.kind != Kind.ALIASING):
@@ -195,6 +197,12 @@ def snippet_source(case: Case, forms: dict[str, str], inputs_file: str | None = 
     return "\n".join(lines + _prints(verdict)) + "\n"
 
 
+def _state_laid_out(case: Case, kinds: list[str]) -> bool:
+    """Is a parameter or buffer of the module form laid out (``repro.laid_out``)?"""
+    return any(laid_out(case.inputs[str(i)])
+               for i, k in zip(case.graph.input_ids(), kinds) if k != "x")
+
+
 def _module_run(case: Case, names: list[str], kinds: list[str], written: list[int],
                 backend: list[str]) -> list[str]:
     """The module form's runs: a module of its own per side (eager ``m``, compiled ``c``,
@@ -205,9 +213,10 @@ def _module_run(case: Case, names: list[str], kinds: list[str], written: list[in
     state = [n for n, k in zip(names, kinds) if k != "x"]
     args = ", ".join(n for n, k in zip(names, kinds) if k == "x")
     after = [names[i] for i in written]
+    copy = "copy({})" if _state_laid_out(case, kinds) else "{}.clone()"
     lines = ["torch.set_grad_enabled(False)  # inference, as freezing needs",
-             f"m = Model({', '.join(f'{n}.clone()' for n in state)})",
-             f"c = Model({', '.join(f'{n}.clone()' for n in state)})"]
+             f"m = Model({', '.join(copy.format(n) for n in state)})",
+             f"c = Model({', '.join(copy.format(n) for n in state)})"]
     surface = case.recipe.surface
     holder: str | None  # None: an AOTInductor package keeps its buffers inside
     compiled, holder = f"torch.compile({', '.join(['c', *backend])})", "c"
@@ -353,15 +362,20 @@ def _training_helper(written: list[int]) -> list[str]:
             "[torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt)]", ""]
 
 
+# A copy that keeps its tensor's layout (``rules.fresh``'s), where ``x.clone()`` would make a
+# strided or offset tensor contiguous and lose what a cause may need (a frozen conv's bias at a
+# stride of 2, a weight at an offset of one flat allocation: N24, N19).
+COPY_HELPER = ["def copy(x):  # the same strides and storage offset, over a copy of the storage",
+               "    return torch.empty(0, dtype=x.dtype, device=x.device).set_("
+               "x.untyped_storage().clone(), x.storage_offset(), x.shape, x.stride())", ""]
+
+
 def _state_helper(written: list[int], laid_out: bool = False) -> list[str]:
     """The program writes its inputs: each side runs on copies, and what it left in the ones
     it writes is judged after its outputs (as ``calling.call``). Where an input is laid out (its
     strides, or an offset in its storage, which a write may depend on: RESULTS §23 C), each
     copy keeps the layout over a copy of the storage, as ``rules.fresh`` does."""
-    copy = ["def copy(x):  # the same strides and storage offset, over a copy of the storage",
-            "    return torch.empty(0, dtype=x.dtype, device=x.device).set_("
-            "x.untyped_storage().clone(), x.storage_offset(), x.shape, x.stride())", ""] \
-        if laid_out else []
+    copy = COPY_HELPER if laid_out else []
     return [*copy,
             "def call(fn, *xs):  # on copies: the outputs, then the inputs it writes, after",
             f"    xs = [{'copy(x)' if laid_out else 'x.clone()'} for x in xs]",

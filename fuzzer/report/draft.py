@@ -85,7 +85,8 @@ def layout_phrase(case: Case, attribution: Attribution | None) -> str:
     facts = attribution.layout() if attribution is not None else []
     if not facts:
         return ""
-    words = [domains.LAYOUT_WORDS[f].removeprefix("with ") for f in facts]
+    words = [domains.layout_words(case.graph, case.inputs, f).removeprefix("with ")
+             for f in facts]
     said = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
     return ("," if surface_phrase(case) else "") + f" with {said}"
 
@@ -274,7 +275,7 @@ def diverging_expression(case: Case) -> str:
     graph, v = case.graph, case.verdict
     node = v.node if v is not None and v.node in graph else None
     if node is None or graph.node(node).is_input:
-        nodes = [n for n in canonical_order(graph) if not graph.node(n).is_input]
+        nodes = [n for n in canonical_order(graph) if _is_call(graph, n)]
         return " → ".join(_call_name(graph, n) for n in nodes[-6:])
     return _expression(case, node)
 
@@ -291,11 +292,18 @@ def _expression(case: Case, node: int) -> str:
         except ValueError:  # too long to read at a glance
             continue
     upstream = graph.ancestors(node) | {node}
-    nodes = [n for n in canonical_order(graph) if n in upstream and not graph.node(n).is_input]
+    nodes = [n for n in canonical_order(graph) if n in upstream and _is_call(graph, n)]
     names_in_order = [_call_name(graph, n) for n in nodes]
     if len(names_in_order) > 6:
         names_in_order = [*names_in_order[:2], "…", *names_in_order[-3:]]
     return " → ".join(names_in_order)
+
+
+def _is_call(graph: Graph, node: int) -> bool:
+    """Is ``node`` a call the program makes: not an input, nor numfuzz's ``reread`` (a view
+    read again after a write to its storage, which is no call in torch)?"""
+    data = graph.node(node)
+    return not data.is_input and not ops.spec(data.op).renews
 
 
 def _call_name(graph: Graph, node: int) -> str:

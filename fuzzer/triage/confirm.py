@@ -16,6 +16,7 @@ reproducer runs here too (``run_script``, behind ``nightly.drafts.run_snippet``)
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -141,8 +142,22 @@ def run_script(script: Path, python: str | None = None, timeout: float = CONFIRM
     out, err = proc.stdout, proc.stderr
     shown = [ln for ln in err.strip().splitlines() if not chatter(ln)][-3:]
     if proc.returncode == 1 and TRACEBACK in err:  # Python's own exit status for a raise
-        return None, "\n".join([out.strip(), "raised:", *shown]).strip()
+        raised = exception_line(err)
+        return None, "\n".join([out.strip(), "raised:", *([raised] if raised else []),
+                                *(ln for ln in shown if ln != raised)]).strip()
     return proc.returncode, "\n".join([out.strip(), *shown]).strip()
+
+
+# The line a traceback ends its frames with: the exception's type and the first line of its
+# message (``torch._inductor.exc.InductorError: CppCompileError: C++ compile error``).
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failed|Interrupt|Exit)\b.*")
+
+
+def exception_line(err: str) -> str:
+    """The last traceback's exception line ('' if none): what raised, which a long message
+    (a C++ compiler's warnings after ``CppCompileError``) pushes out of the last lines."""
+    tail = err.rsplit(TRACEBACK, 1)[-1].splitlines()
+    return next((ln.strip()[:300] for ln in tail if EXCEPTION_LINE.match(ln)), "")
 
 
 def run_under(script: Path, python: Interpreter, timeout: float = CONFIRM_TIMEOUT) -> Run:
