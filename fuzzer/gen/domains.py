@@ -445,9 +445,9 @@ def layout_words(graph: Graph, inputs: dict[str, torch.Tensor], fact: str) -> st
     said = LAYOUT_WORDS[fact]
     if fact not in ("offset", "strides"):
         return said
-    held = {graph.node(n).attrs.get("state") for n in _laid_out_as(graph, inputs, fact)}
-    noun = {frozenset({"param"}): "weight", frozenset({"buffer"}): "buffer"}.get(
-        frozenset(held), "input")
+    held = frozenset(str(graph.node(n).attrs.get("state")) for n in
+                     _laid_out_as(graph, inputs, fact))
+    noun = {frozenset({"param"}): "weight", frozenset({"buffer"}): "buffer"}.get(held, "input")
     return said.replace("input", noun)
 
 

@@ -795,7 +795,8 @@ def _printed(case: Case, plain: Plain, result: tuple[int | None, str]) -> str:
 def _other_values(case: Case, output: str) -> str:
     """Where the run above printed other values than the table below shows for the same
     elements (the same inputs: the table is numfuzz's own run of them), say so plainly: a
-    compiled result that changes from run to run (an uninitialized value, a race)."""
+    compiled result that changes from run to run (an uninitialized value, a race), or a snippet
+    that lost what the run had (a weight's layout did, until it was copied with it)."""
     out = case.verdict.diverging if case.verdict is not None else None
     if out is None:
         return ""
@@ -813,8 +814,9 @@ def _other_values(case: Case, output: str) -> str:
     if not differ:
         return ""
     return ("**The run above printed other values than the table below**, on the same inputs "
-            "(the table is numfuzz's own run of them): " + "; ".join(differ[:3]) + ". The "
-            "result changes from run to run, so compare the divergence, not the exact values.")
+            "(the table is numfuzz's own run of them): " + "; ".join(differ[:3]) + ". Either "
+            "the result changes from run to run, or this snippet misses something numfuzz's "
+            "run had: the self-judging `repro.py` below is that run exactly.")
 
 
 def _same_number(text: str, value: object) -> bool:
