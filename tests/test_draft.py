@@ -144,6 +144,21 @@ def test_the_duplicate_search_uses_torch_names_not_numfuzz_ones():
     assert "'expm1 sign inductor'" in draft.search_command(flip_case([0.5], 1, 0))
 
 
+def test_every_op_says_its_torch_name_in_its_entry():
+    """What upstream calls an op is its registry entry's (``OpSpec.torch_name``, the call a
+    title shows ``torch_call``): a function, a method, or nothing for an indexing."""
+    from fuzzer.ir import ops
+
+    assert ops.spec("remainder_scalar").torch_name == "remainder"
+    assert ops.spec("index_add_").torch_name == "index_add_"
+    assert (ops.spec("expm1").torch_call, ops.spec("index_add_").torch_call) == \
+        ("torch.expm1", None)
+    assert ops.spec("slice").torch_name is None and ops.spec("conv2d").torch_call == "F.conv2d"
+    assert (ops.spec("gt_scalar").torch_name, ops.spec("mul").torch_name) == ("gt", "mul")
+    assert [n for n, spec in ops.REGISTRY.items()
+            if spec.template and not spec.torch_name] == ["slice_step"]  # an indexing
+
+
 def test_a_value_used_twice_forty_deep_gets_a_short_title_at_once():
     """Each use copies its input's expression: ``add(v, v)`` forty deep would be 2**40
     characters; the title names the calls instead, and only those the output depends on."""

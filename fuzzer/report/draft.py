@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import shlex
 import signal
 from collections.abc import Callable
@@ -309,9 +308,7 @@ def _is_call(graph: Graph, node: int) -> bool:
 def _call_name(graph: Graph, node: int) -> str:
     """``torch.expm1`` for a node whose template is a call, else its label (``add``)."""
     data = graph.node(node)
-    rendered = ops.spec(data.op).render([f"a{i}" for i in range(len(data.inputs))], data.attrs)
-    match = re.match(r"((?:torch|F)\.[\w.]+)\(", rendered)  # a torch call, not a method
-    return match.group(1) if match else data.label
+    return ops.spec(data.op).torch_call or data.label
 
 
 def input_text(case: Case, index: list[int]) -> str | None:
@@ -724,9 +721,7 @@ def torch_name(label: str) -> str | None:
 
     spec = ops.REGISTRY.get(label)
     if spec is not None and spec.template:
-        found = re.search(r"(?:torch|F|special)\.(\w+)\(", spec.template) or \
-            re.search(r"\.(\w+)\(", spec.template)
-        return found.group(1) if found else None
+        return spec.torch_name
     spaces = (torch, torch.nn.functional, torch.special, torch.Tensor)
     return next((n for n in (label.rsplit(".", 1)[-1], known.bare(label))
                  if any(hasattr(space, n) for space in spaces)), None)

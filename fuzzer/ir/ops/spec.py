@@ -16,6 +16,7 @@ keeps a list of op names.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -161,12 +162,40 @@ class OpSpec:
             raise InvalidGraph(f"{self.name} is missing attribute {err}") from None
 
     @property
+    def torch_call(self) -> str | None:
+        """The torch function its source calls (``torch.expm1``, ``F.conv2d``), None for a
+        method (``x.index_add_``) or an indexing: how a title names it."""
+        found = CALL.match(self.template)
+        return found.group(1) if found else None
+
+    @property
+    def torch_name(self) -> str | None:
+        """The torch function it stands for as upstream's issues name it: its source's first
+        call (``floordiv_scalar`` is ``div``), else its method (``index_add_``); None for an
+        indexing, which has no name."""
+        found = NAMED.search(self.template) or METHOD.search(self.template)
+        if found:
+            return found.group(1)
+        operator = OPERATOR.fullmatch(self.template)
+        return OPERATORS[operator.group(1)] if operator else None
+
+    @property
     def elementwise(self) -> bool:
         """Each output element reads only the same element of each input (the slicing pass)."""
         return self.category in ("elementwise", "binary", "head")
 
 
 REGISTRY: dict[str, OpSpec] = {}
+# How a template calls torch: a function at its start (``torch.expm1({0})``), a function
+# anywhere (``torch.div({0}, {divisor}, rounding_mode='floor')``), or a method (``{0}.abs_()``).
+CALL = re.compile(r"((?:torch|F)\.[\w.]+)\(")
+NAMED = re.compile(r"(?:torch|F|special)\.(\w+)\(")
+METHOD = re.compile(r"\.(\w+)\(")
+# ``{0} > {value}``: a Python operator, named as torch names its function.
+OPERATOR = re.compile(r"\{0\} (\S+) \{\w+\}")
+OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", ">": "gt", "<": "lt", ">=": "ge",
+             "<=": "le", "==": "eq", "!=": "ne", "&": "bitwise_and", "|": "bitwise_or",
+             "^": "bitwise_xor", "<<": "bitwise_left_shift", ">>": "bitwise_right_shift"}
 
 
 class Preset(TypedDict, total=False):
