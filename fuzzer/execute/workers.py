@@ -133,7 +133,8 @@ class Forked:
         finally:
             for end in ends:  # the child has its own copies now
                 end.close()
-        self.pid = self.child.pid
+        assert self.child.pid is not None  # started
+        self.pid: int = self.child.pid
         self.stdin = os.fdopen(task_w, "wb")
         self.stdout = os.fdopen(reply_r, "rb")
 

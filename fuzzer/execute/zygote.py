@@ -41,9 +41,10 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from multiprocessing import forkserver, resource_tracker
-from typing import Any
+from multiprocessing.process import BaseProcess
+from typing import Any, Protocol
 
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
 # Variables a library may read while it is imported: a child whose value differs is not forked.
@@ -70,7 +71,7 @@ class _Adopted(forkserver.ForkServer):
     handed to it) as it asks it for children of its own: running already, so never started
     here, and stopped here only as far as this process keeps it alive."""
 
-    def __init__(self, address: Any, alive_fd: int) -> None:
+    def __init__(self, address: str, alive_fd: int) -> None:
         super().__init__()
         self._forkserver_address = address
         self._forkserver_alive_fd: int | None = alive_fd
@@ -84,11 +85,17 @@ class _Adopted(forkserver.ForkServer):
             self._forkserver_alive_fd = None
 
 
+class _Detachable(Protocol):
+    """``multiprocessing.reduction.DupFd`` as a child receives it: the descriptor, detached."""
+
+    def detach(self) -> int: ...
+
+
 class _Handed:
     """A running server as a child receives it: its environment, address and a copy of the
     descriptor that keeps it alive (passed as ``multiprocessing`` passes descriptors)."""
 
-    def __init__(self, env: Mapping[str, str], address: Any, alive_fd: int) -> None:
+    def __init__(self, env: Mapping[str, str], address: str, alive_fd: int) -> None:
         self.env, self.address, self.alive_fd = dict(env), address, alive_fd
 
     def __reduce__(self) -> tuple:
@@ -98,7 +105,7 @@ class _Handed:
         return _Handed._received, (self.env, self.address, reduction.DupFd(self.alive_fd))
 
     @staticmethod
-    def _received(env: dict[str, str], address: Any, alive: Any) -> _Handed:
+    def _received(env: dict[str, str], address: str, alive: _Detachable) -> _Handed:
         return _Handed(env, address, alive.detach())
 
     @staticmethod
@@ -109,7 +116,7 @@ class _Handed:
                 if (where := _running_at(server.forkserver)) is not None]
 
 
-def _running_at(server: forkserver.ForkServer) -> tuple[Any, int] | None:
+def _running_at(server: forkserver.ForkServer) -> tuple[str, int] | None:
     """A running server's address and this process's descriptor that keeps it alive, or None
     where this process holds none (not started, or let go)."""
     address = getattr(server, "_forkserver_address", None)
@@ -127,7 +134,8 @@ class _Server:
         self.forkserver.set_forkserver_preload(list(PRELOAD))
         self.started: list[subprocess.Popen[bytes]] = []  # held: never reaped behind its back
 
-    def spawn(self, path: Any, args: Sequence[Any], passfds: Sequence[int]) -> int:
+    def spawn(self, path: str | bytes, args: Sequence[object], passfds: Sequence[int]
+              ) -> int:
         """``multiprocessing.util.spawnv_passfds`` under this server's environment."""
         proc = subprocess.Popen([os.fsdecode(a) if isinstance(a, bytes) else str(a)
                                  for a in args], executable=path, pass_fds=tuple(passfds),
@@ -153,7 +161,7 @@ def stop_servers(keep: Collection[Key] = ()) -> None:
     with _servers_lock:
         for key in [k for k in _servers if k not in keep]:
             server = _servers.pop(key)
-            stop: Any = getattr(server.forkserver, "_stop")  # noqa: B009
+            stop: Callable[[], None] = getattr(server.forkserver, "_stop")  # noqa: B009
             stop()  # multiprocessing's own (private) way to stop a server: it reaps it too
             for proc in server.started:  # reaped by the stop: nothing left for Popen to wait on
                 if proc.returncode is None:
@@ -227,7 +235,7 @@ def run(argv: Sequence[str], timeout: float | None = None, cwd: str | os.PathLik
 
 def start(target: Callable[..., Any], args: tuple = (), cwd: str | os.PathLike | None = None,
           env: dict[str, str] | None = None, stdout: str | None = None,
-          stderr: str | None = None) -> Any:
+          stderr: str | None = None) -> BaseProcess:
     """A forked child (a started ``multiprocessing`` process) running ``target(*args)`` in its
     own session, in ``cwd`` with ``env``, its output to the files ``stdout`` and ``stderr``;
     it exits with ``target``'s exit status (``SystemExit``), 1 with the traceback on stderr
@@ -264,7 +272,7 @@ def prepare(env: Mapping[str, str]) -> None:
             server.forkserver.ensure_running()
 
 
-_running: list[Any] = []
+_running: list[BaseProcess] = []
 
 
 @atexit.register
@@ -278,7 +286,7 @@ def _kill_the_living() -> None:
 
 
 @contextlib.contextmanager
-def _through(server: _Server) -> Any:
+def _through(server: _Server) -> Iterator[None]:
     """``multiprocessing``'s forkserver start method asks one module-level server for each
     child; for the length of one start that is ``server``, and a server started meanwhile gets
     ``server.env``. (Its resource tracker is started first, under this process's environment.)"""
@@ -295,7 +303,7 @@ def _through(server: _Server) -> Any:
 
 
 @contextlib.contextmanager
-def _main_hidden() -> Any:
+def _main_hidden() -> Iterator[None]:
     """``multiprocessing`` would have each child import this process's main script or module
     again (where a pickled function might live); nothing sent to a child lives there, and a
     user's script run a second time, inside a child, is never what they asked for."""
@@ -313,16 +321,18 @@ def _main_hidden() -> Any:
             main.__dict__.update(saved)
 
 
-def kill(child: Any) -> None:
+def kill(child: BaseProcess) -> None:
     """Kill a child and everything it started (its session), then reap it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signal.SIGKILL)
+    if child.pid is not None:  # started
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         child.kill()
     child.join()
 
 
-def _plain(args: list[str], timeout: float | None, cwd: Any, env: dict[str, str] | None
+def _plain(args: list[str], timeout: float | None, cwd: str | os.PathLike | None,
+           env: dict[str, str] | None
            ) -> subprocess.CompletedProcess:
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
